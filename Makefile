@@ -1,0 +1,79 @@
+# fsvm: a small KVM hypervisor with an embedded virtio-fs device.
+#   make          build ./fsvm
+#   make run      install what is needed, build fsvm and the default guest, run a demo
+#   make check    unit tests (also under ASan+UBSan) and guest integration tests
+
+CC      ?= gcc
+BUILD   := build
+GUEST   := $(BUILD)/guest
+CFLAGS  ?= -O2 -g
+CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -MMD -MP
+CFLAGS  += -DFSVM_GUEST_DIR='"$(abspath $(GUEST))"'
+LDLIBS  := -lpthread
+SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+# Everything but main() goes into a library that unit tests link against.
+LIB_SRCS := $(filter-out vmm/main.c,$(wildcard vmm/*.c devices/*.c virtio/*.c fs/*.c))
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+SAN_OBJS := $(LIB_SRCS:%.c=$(BUILD)/san/%.o)
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+UNIT_SAN_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests-san/%)
+
+.PHONY: all deps guest run check unit integration lab-check clean
+all: fsvm
+
+deps:
+	@tools/deps
+
+fsvm: $(BUILD)/obj/vmm/main.o $(LIB_OBJS)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/san/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SAN) -c -o $@ $<
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
+
+$(BUILD)/tests-san/%: tests/unit/%.c $(SAN_OBJS)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SAN) -o $@ $^ $(LDLIBS) -lcmocka
+
+# The default guest: Debian's stock kernel (fetched, never installed) and our initramfs.
+$(GUEST)/kernel/vmlinuz:
+	tools/fetch-kernel $(GUEST)/kernel
+
+$(GUEST)/init: guest/init.c guest/protocol.h devices/exit_dev.h
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -Os -static -o $@ $<
+
+$(GUEST)/initramfs.cpio: $(GUEST)/init guest/mkinitramfs
+	guest/mkinitramfs $@ $(GUEST)/init
+
+guest: $(GUEST)/kernel/vmlinuz $(GUEST)/initramfs.cpio
+
+unit: $(UNIT_BINS) $(UNIT_SAN_BINS)
+	@set -e; for t in $(UNIT_BINS) $(UNIT_SAN_BINS); do echo "== $$t"; $$t; done
+
+# Guest tests need a KVM that runs stock kernels: this host's, or the lab's.
+integration: fsvm guest
+	tests/integration/run-all
+
+check: deps
+	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory integration
+
+run: deps
+	@$(MAKE) --no-print-directory fsvm guest
+	tools/demo
+
+clean:
+	rm -rf $(BUILD) fsvm
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

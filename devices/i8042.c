@@ -1,0 +1,82 @@
+/* Minimal i8042: self-test, configuration byte, and the reset line. */
+#include "devices/i8042.h"
+
+#include <string.h>
+
+#define I8042_STATUS_OBF 0x01
+#define I8042_STATUS_SYS 0x04
+#define I8042_STATUS_UNLOCKED 0x10
+#define I8042_CMD_READ_CTR 0x20
+#define I8042_CMD_WRITE_CTR 0x60
+#define I8042_CMD_SELF_TEST 0xaa
+#define I8042_CMD_PULSE_RESET 0xfe
+#define I8042_SELF_TEST_OK 0x55
+
+void i8042_init(struct i8042 *kbc, void (*on_reset)(void *opaque),
+		void *opaque)
+{
+	memset(kbc, 0, sizeof(*kbc));
+	pthread_mutex_init(&kbc->lock, NULL);
+	kbc->on_reset = on_reset;
+	kbc->opaque = opaque;
+}
+
+static void i8042_reply(struct i8042 *kbc, uint8_t byte)
+{
+	kbc->out = byte;
+	kbc->out_full = true;
+}
+
+void i8042_data_io(void *opaque, uint64_t offset, bool is_write,
+		   uint8_t *data, unsigned int size)
+{
+	struct i8042 *kbc = opaque;
+	(void)offset;
+	(void)size;
+
+	pthread_mutex_lock(&kbc->lock);
+	if (!is_write) {
+		data[0] = kbc->out;
+		kbc->out_full = false;
+	} else if (kbc->pending_cmd == I8042_CMD_WRITE_CTR) {
+		kbc->ctr = data[0];
+		kbc->pending_cmd = 0;
+	}
+	/* Bytes for the (absent) keyboard itself are dropped. */
+	pthread_mutex_unlock(&kbc->lock);
+}
+
+void i8042_cmd_io(void *opaque, uint64_t offset, bool is_write, uint8_t *data,
+		  unsigned int size)
+{
+	struct i8042 *kbc = opaque;
+	bool reset = false;
+	(void)offset;
+	(void)size;
+
+	pthread_mutex_lock(&kbc->lock);
+	if (!is_write) {
+		data[0] = I8042_STATUS_SYS | I8042_STATUS_UNLOCKED |
+			  (kbc->out_full ? I8042_STATUS_OBF : 0);
+	} else {
+		switch (data[0]) {
+		case I8042_CMD_READ_CTR:
+			i8042_reply(kbc, kbc->ctr);
+			break;
+		case I8042_CMD_WRITE_CTR:
+			kbc->pending_cmd = data[0];
+			break;
+		case I8042_CMD_SELF_TEST:
+			i8042_reply(kbc, I8042_SELF_TEST_OK);
+			break;
+		case I8042_CMD_PULSE_RESET:
+			reset = true;
+			break;
+		default:
+			break;
+		}
+	}
+	pthread_mutex_unlock(&kbc->lock);
+	if (reset && kbc->on_reset)
+		kbc->on_reset(kbc->opaque);
+}

@@ -1,0 +1,152 @@
+/* fsvm-init: PID 1 of the default guest. Mounts the basics, runs the
+ * command fsvm handed over in the initramfs, reaps orphans, and reports the
+ * command's exit status through the exit device. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/io.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "devices/exit_dev.h"
+#include "guest/protocol.h"
+
+#define INIT_MAX_ARGS 4096
+#define EXIT_NOT_EXECUTABLE 126
+#define EXIT_NOT_FOUND 127
+
+static void warn(const char *what)
+{
+	dprintf(STDERR_FILENO, "fsvm-init: %s: %s\n", what, strerror(errno));
+}
+
+static void mount_basics(void)
+{
+	static const struct {
+		const char *type, *target, *opts;
+		unsigned long flags;
+	} mounts[] = {
+		{"devtmpfs", "/dev", "mode=0755", MS_NOSUID},
+		{"proc", "/proc", NULL, MS_NOSUID | MS_NODEV | MS_NOEXEC},
+		{"sysfs", "/sys", NULL, MS_NOSUID | MS_NODEV | MS_NOEXEC},
+		{"tmpfs", "/tmp", "mode=1777", MS_NOSUID | MS_NODEV},
+		{"tmpfs", "/run", "mode=0755", MS_NOSUID | MS_NODEV},
+	};
+	for (size_t i = 0; i < sizeof(mounts) / sizeof(mounts[0]); i++) {
+		mkdir(mounts[i].target, 0755);
+		if (mount(mounts[i].type, mounts[i].target, mounts[i].type,
+			  mounts[i].flags, mounts[i].opts) < 0 && errno != EBUSY)
+			warn(mounts[i].target);
+	}
+}
+
+/* stdin/stdout on ttyS0, stderr on ttyS1. Non-interactive runs get raw
+ * ttys (bytes pass unchanged) and an empty stdin. */
+static void setup_stdio(int interactive)
+{
+	int out = open(GUEST_STDOUT_TTY, O_RDWR | O_NOCTTY);
+	int err = open(GUEST_STDERR_TTY, O_RDWR | O_NOCTTY);
+	if (out < 0 || err < 0)
+		return; /* keep the kernel's console fds */
+	struct termios t;
+	if (!interactive) {
+		for (int fd = out; fd >= 0; fd = fd == out ? err : -1) {
+			if (tcgetattr(fd, &t) == 0) {
+				cfmakeraw(&t);
+				tcsetattr(fd, TCSANOW, &t);
+			}
+		}
+	}
+	int in = interactive ? out : open("/dev/null", O_RDONLY);
+	dup2(in, STDIN_FILENO);
+	dup2(out, STDOUT_FILENO);
+	dup2(err, STDERR_FILENO);
+	for (int fd = 3; fd < 16; fd++)
+		close(fd);
+}
+
+/* Reads the NUL-separated argument list; returns argc (0: none given). */
+static int read_argv(char **argv, char *buf, size_t size)
+{
+	int fd = open("/" GUEST_SPEC_ARGV, O_RDONLY);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	int argc = 0;
+	for (char *p = buf; p < buf + n && argc < INIT_MAX_ARGS; p += strlen(p) + 1)
+		argv[argc++] = p;
+	argv[argc] = NULL;
+	return argc;
+}
+
+static void report(int status)
+{
+	sync();
+	if (ioperm(EXIT_DEV_PORT, EXIT_DEV_LEN, 1) == 0)
+		outb((unsigned char)status, EXIT_DEV_PORT + EXIT_DEV_REG_STATUS);
+	/* Not under fsvm (or the port write did not stop us): reboot. */
+	reboot(RB_AUTOBOOT);
+}
+
+static int wait_for(pid_t child)
+{
+	for (;;) {
+		int st;
+		pid_t pid = wait(&st);
+		if (pid < 0 && errno == EINTR)
+			continue;
+		if (pid < 0)
+			return EXIT_NOT_FOUND;
+		if (pid != child)
+			continue; /* an orphan reparented to us */
+		if (WIFEXITED(st))
+			return WEXITSTATUS(st);
+		return 128 + WTERMSIG(st);
+	}
+}
+
+int main(void)
+{
+	static char argbuf[1 << 20];
+	static char *argv[INIT_MAX_ARGS + 1];
+	static char *shell[] = {"/bin/sh", NULL};
+
+	mount_basics();
+	int interactive = access("/" GUEST_SPEC_TTY, F_OK) == 0;
+	setup_stdio(interactive);
+	setenv("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", 1);
+	setenv("HOME", "/root", 1);
+	if (!getenv("TERM"))
+		setenv("TERM", interactive ? "linux" : "dumb", 1);
+
+	char **cmd = read_argv(argv, argbuf, sizeof(argbuf)) ? argv : shell;
+	if (ioperm(EXIT_DEV_PORT, EXIT_DEV_LEN, 1) == 0)
+		outb(1, EXIT_DEV_PORT + EXIT_DEV_REG_MARK);
+
+	pid_t child = fork();
+	if (child == 0) {
+		setsid();
+		if (interactive)
+			ioctl(STDIN_FILENO, TIOCSCTTY, 0);
+		execvp(cmd[0], cmd);
+		int code = errno == ENOENT ? EXIT_NOT_FOUND : EXIT_NOT_EXECUTABLE;
+		dprintf(STDERR_FILENO, "fsvm-init: %s: %s\n", cmd[0],
+			code == EXIT_NOT_FOUND ? "command not found"
+					       : strerror(errno));
+		_exit(code);
+	}
+	report(child < 0 ? EXIT_NOT_EXECUTABLE : wait_for(child));
+	return 0;
+}

@@ -1,0 +1,18 @@
+/* What fsvm hands the guest init: files in a cpio archive appended to the
+ * initrd, unpacked by the kernel into the initramfs before init starts. */
+#ifndef FSVM_GUEST_PROTOCOL_H
+#define FSVM_GUEST_PROTOCOL_H
+
+#define GUEST_SPEC_DIR "fsvm"
+/* The command: each argument NUL-terminated, in order. Absent: a shell. */
+#define GUEST_SPEC_ARGV GUEST_SPEC_DIR "/argv"
+/* Present when the user's terminal is interactive: keep the guest tty
+ * cooked; absent: raw, so output bytes pass unchanged. */
+#define GUEST_SPEC_TTY GUEST_SPEC_DIR "/tty"
+
+/* Console devices: the command's stdin/stdout, and its stderr (which also
+ * carries kernel messages). */
+#define GUEST_STDOUT_TTY "/dev/ttyS0"
+#define GUEST_STDERR_TTY "/dev/ttyS1"
+
+#endif

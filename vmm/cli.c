@@ -1,0 +1,200 @@
+/* `fsvm` argument parsing: one clear line for every bad input. */
+#include "vmm/cli.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmm/mptable.h"
+
+const char cli_usage[] =
+	"usage: fsvm run [OPTIONS] [--] [CMD [ARGS...]]\n"
+	"       fsvm --help | --version\n"
+	"\n"
+	"Boots a Linux guest under KVM, runs CMD in it and exits with CMD's status.\n"
+	"\n"
+	"options for run:\n"
+	"  --kernel PATH      bzImage to boot (default: the bundled Debian kernel)\n"
+	"  --initrd PATH      initramfs to load (default: the bundled fsvm init)\n"
+	"  --cpus N           virtual CPUs, 1-64 (default 1)\n"
+	"  --mem SIZE         guest RAM, e.g. 512M, 2G; plain numbers are MiB (default 512M)\n"
+	"  --cmdline ARGS     extra kernel command-line arguments\n"
+	"  --timeout SECONDS  stop the guest after this long and exit 124\n"
+	"  -v, --verbose      report boot progress and timings on stderr\n"
+	"  --setup-only       build the VM, report the set-up time, do not run it\n"
+	"\n"
+	"exit status: CMD's own; 124 timeout; 125 fsvm or guest failure;\n"
+	"126 CMD not executable; 127 CMD not found.\n";
+
+int cli_parse_size(const char *s, uint64_t *bytes)
+{
+	char *end;
+	errno = 0;
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno)
+		return -EINVAL;
+	unsigned int shift = 20;
+	switch (toupper((unsigned char)*end)) {
+	case '\0':
+		break;
+	case 'K':
+		shift = 10;
+		end++;
+		break;
+	case 'M':
+		end++;
+		break;
+	case 'G':
+		shift = 30;
+		end++;
+		break;
+	case 'T':
+		shift = 40;
+		end++;
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (*end == 'i')
+		end++;
+	if (toupper((unsigned char)*end) == 'B')
+		end++;
+	if (*end || v > (UINT64_MAX >> shift))
+		return -EINVAL;
+	*bytes = (uint64_t)v << shift;
+	return 0;
+}
+
+static int cli_error(char *err, size_t errlen, const char *fmt,
+		     const char *arg)
+{
+	snprintf(err, errlen, fmt, arg);
+	return -EINVAL;
+}
+
+enum { OPT_KERNEL = 256, OPT_INITRD, OPT_CPUS, OPT_MEM, OPT_CMDLINE,
+       OPT_TIMEOUT, OPT_SETUP_ONLY, OPT_VERSION };
+
+static const struct option run_options[] = {
+	{"kernel", required_argument, NULL, OPT_KERNEL},
+	{"initrd", required_argument, NULL, OPT_INITRD},
+	{"cpus", required_argument, NULL, OPT_CPUS},
+	{"mem", required_argument, NULL, OPT_MEM},
+	{"cmdline", required_argument, NULL, OPT_CMDLINE},
+	{"timeout", required_argument, NULL, OPT_TIMEOUT},
+	{"verbose", no_argument, NULL, 'v'},
+	{"setup-only", no_argument, NULL, OPT_SETUP_ONLY},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
+static int parse_run_option(int opt, const char *arg, struct fsvm_config *cfg,
+			    char *err, size_t errlen)
+{
+	char *end;
+	switch (opt) {
+	case OPT_KERNEL:
+		cfg->kernel = arg;
+		return 0;
+	case OPT_INITRD:
+		cfg->initrd = arg;
+		return 0;
+	case OPT_CMDLINE:
+		cfg->cmdline = arg;
+		return 0;
+	case OPT_CPUS: {
+		errno = 0;
+		long n = strtol(arg, &end, 10);
+		if (errno || *end || end == arg || n < 1 ||
+		    n > MPTABLE_MAX_CPUS)
+			return cli_error(err, errlen,
+					 "--cpus: '%s' is not a number from 1 to 64",
+					 arg);
+		cfg->cpus = (unsigned int)n;
+		return 0;
+	}
+	case OPT_MEM:
+		if (cli_parse_size(arg, &cfg->mem) || cfg->mem < CLI_MIN_MEM ||
+		    cfg->mem > CLI_MAX_MEM || cfg->mem % 4096)
+			return cli_error(err, errlen,
+					 "--mem: '%s' is not a size from 64M to 1T (e.g. 512M, 2G)",
+					 arg);
+		return 0;
+	case OPT_TIMEOUT:
+		errno = 0;
+		cfg->timeout = strtod(arg, &end);
+		if (errno || *end || end == arg || !isfinite(cfg->timeout) ||
+		    cfg->timeout <= 0)
+			return cli_error(err, errlen,
+					 "--timeout: '%s' is not a positive number of seconds",
+					 arg);
+		return 0;
+	case 'v':
+		cfg->verbose = true;
+		return 0;
+	case OPT_SETUP_ONLY:
+		cfg->setup_only = true;
+		return 0;
+	case 'h':
+		cfg->command = CLI_HELP;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+}
+
+int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
+	      size_t errlen)
+{
+	*cfg = (struct fsvm_config){.command = CLI_RUN,
+				    .cpus = CLI_DEFAULT_CPUS,
+				    .mem = CLI_DEFAULT_MEM};
+	if (argc < 2) {
+		snprintf(err, errlen, "no command given (try fsvm --help)");
+		return -EINVAL;
+	}
+	const char *sub = argv[1];
+	if (!strcmp(sub, "--help") || !strcmp(sub, "-h") ||
+	    !strcmp(sub, "help")) {
+		cfg->command = CLI_HELP;
+		return 0;
+	}
+	if (!strcmp(sub, "--version") || !strcmp(sub, "version")) {
+		cfg->command = CLI_VERSION;
+		return 0;
+	}
+	if (strcmp(sub, "run"))
+		return cli_error(err, errlen,
+				 "unknown command '%s' (try fsvm --help)", sub);
+
+	/* '+': the guest command starts at the first non-option word. */
+	optind = 0;
+	opterr = 0;
+	int sub_argc = argc - 1;
+	char **sub_argv = argv + 1;
+	int opt;
+	while ((opt = getopt_long(sub_argc, sub_argv, "+vh", run_options,
+				  NULL)) != -1) {
+		if (opt == '?') {
+			bool needs_value = false;
+			for (const struct option *o = run_options; o->name; o++)
+				needs_value |= optopt && optopt == o->val;
+			return cli_error(err, errlen,
+					 needs_value ? "option '%s' needs a value"
+						     : "unknown option '%s' (try fsvm --help)",
+					 sub_argv[optind - 1]);
+		}
+		int ret = parse_run_option(opt, optarg, cfg, err, errlen);
+		if (ret)
+			return ret;
+	}
+	cfg->guest_argc = sub_argc - optind;
+	cfg->guest_argv = sub_argv + optind;
+	return 0;
+}

@@ -1,0 +1,42 @@
+/* Command-line parsing for `fsvm`: subcommand, options and guest command. */
+#ifndef FSVM_CLI_H
+#define FSVM_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define FSVM_VERSION "0.1.0"
+#define CLI_DEFAULT_CPUS 1
+#define CLI_DEFAULT_MEM (512ULL << 20)
+#define CLI_MIN_MEM (64ULL << 20)
+#define CLI_MAX_MEM (1ULL << 40)
+
+enum cli_command { CLI_RUN, CLI_HELP, CLI_VERSION };
+
+struct fsvm_config {
+	enum cli_command command;
+	const char *kernel;       /* NULL: the default guest kernel */
+	const char *initrd;       /* NULL: the default guest initramfs */
+	const char *cmdline;      /* appended to the kernel command line */
+	unsigned int cpus;
+	uint64_t mem;
+	double timeout;           /* seconds; 0 means none */
+	bool verbose;
+	bool setup_only;          /* stop before the first KVM_RUN */
+	char **guest_argv;        /* the command to run in the guest */
+	int guest_argc;
+};
+
+/* Parses argv into *cfg. On error returns -EINVAL with a one-line reason
+ * in err. */
+int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
+	      size_t errlen);
+
+/* Parses "512", "512M", "2G", "1048576K": a size in bytes, MiB when no
+ * suffix is given. */
+int cli_parse_size(const char *s, uint64_t *bytes);
+
+extern const char cli_usage[];
+
+#endif

@@ -1,0 +1,81 @@
+/* Host terminal <-> guest serial consoles. */
+#include "vmm/console.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include "vmm/kvm.h"
+#include "vmm/log.h"
+#include "vmm/panic_watch.h"
+
+static void console_irq_com1(void *opaque, bool level)
+{
+	kvm_irq_line(opaque, SERIAL_COM1_IRQ, level);
+}
+
+static void console_irq_com2(void *opaque, bool level)
+{
+	kvm_irq_line(opaque, SERIAL_COM2_IRQ, level);
+}
+
+int console_init(struct console *con, struct vm *vm)
+{
+	con->vm = vm;
+	con->stdin_fd = STDIN_FILENO;
+	con->interactive = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+	serial_init(&con->out, STDOUT_FILENO, console_irq_com1, vm);
+	serial_init(&con->err, STDERR_FILENO, console_irq_com2, vm);
+	con->err.on_tx = panic_watch_byte;
+	con->err.tx_opaque = vm;
+	int err = io_bus_register(&vm->pio, SERIAL_COM1_BASE, SERIAL_NR_PORTS,
+				  serial_io, &con->out);
+	if (!err)
+		err = io_bus_register(&vm->pio, SERIAL_COM2_BASE,
+				      SERIAL_NR_PORTS, serial_io, &con->err);
+	return err;
+}
+
+static void console_on_stdin(void *opaque, uint32_t events)
+{
+	struct console *con = opaque;
+	(void)events;
+	uint8_t buf[256];
+	size_t space = serial_rx_space(&con->out);
+	if (space == 0) {
+		/* The guest has not drained its FIFO: back off, do not spin. */
+		usleep(1000);
+		return;
+	}
+	ssize_t n = read(con->stdin_fd, buf,
+			 space < sizeof(buf) ? space : sizeof(buf));
+	if (n > 0)
+		serial_receive(&con->out, buf, (size_t)n);
+	else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+		event_loop_del(con->loop, con->stdin_fd); /* hung up */
+}
+
+int console_start(struct console *con, struct event_loop *loop)
+{
+	if (!con->interactive)
+		return 0;
+	con->loop = loop;
+	if (tcgetattr(con->stdin_fd, &con->saved) == 0) {
+		struct termios raw = con->saved;
+		cfmakeraw(&raw);
+		/* Keep output post-processing: the guest tty already did it. */
+		raw.c_oflag = con->saved.c_oflag;
+		if (tcsetattr(con->stdin_fd, TCSANOW, &raw) == 0)
+			con->raw = true;
+	}
+	return event_loop_add(loop, con->stdin_fd, EPOLLIN, console_on_stdin,
+			      con);
+}
+
+void console_restore(struct console *con)
+{
+	if (con->raw)
+		tcsetattr(con->stdin_fd, TCSANOW, &con->saved);
+	con->raw = false;
+}

@@ -1,0 +1,31 @@
+/* The guest's consoles: ttyS0 carries the command's stdin/stdout, ttyS1
+ * its stderr and the kernel's messages. An interactive terminal is put in
+ * raw mode and forwarded; otherwise the guest command's stdin is empty. */
+#ifndef FSVM_CONSOLE_H
+#define FSVM_CONSOLE_H
+
+#include <stdbool.h>
+#include <termios.h>
+
+#include "devices/serial.h"
+#include "vmm/event_loop.h"
+#include "vmm/vm.h"
+
+struct console {
+	struct vm *vm;
+	struct serial out;  /* COM1: stdin/stdout */
+	struct serial err;  /* COM2: stderr, kernel console */
+	bool interactive;
+	bool raw;
+	struct termios saved;
+	int stdin_fd;
+	struct event_loop *loop;
+};
+
+int console_init(struct console *con, struct vm *vm);
+/* Puts the terminal in raw mode and starts forwarding stdin. */
+int console_start(struct console *con, struct event_loop *loop);
+/* Restores the terminal; safe to call more than once. */
+void console_restore(struct console *con);
+
+#endif

@@ -1,0 +1,104 @@
+/* Guest RAM allocation and the bounds-checked guest-physical translation. */
+#include "vmm/guest_mem.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+int guest_mem_add(struct guest_mem *mem, uint64_t gpa, uint64_t size,
+		  void *hva)
+{
+	if (size == 0 || gpa + size < gpa)
+		return -EINVAL;
+	if (mem->nr_regions == GUEST_MEM_MAX_REGIONS)
+		return -ENOSPC;
+	for (unsigned int i = 0; i < mem->nr_regions; i++) {
+		const struct guest_region *r = &mem->regions[i];
+		if (gpa < r->gpa + r->size && r->gpa < gpa + size)
+			return -EEXIST;
+	}
+	mem->regions[mem->nr_regions++] =
+		(struct guest_region){.gpa = gpa, .size = size, .hva = hva};
+	return 0;
+}
+
+int guest_mem_init(struct guest_mem *mem, uint64_t ram_size)
+{
+	*mem = (struct guest_mem){.memfd = -1};
+	int fd = memfd_create("fsvm-ram", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)ram_size) < 0) {
+		int err = -errno;
+		close(fd);
+		return err;
+	}
+	void *base = mmap(NULL, ram_size, PROT_READ | PROT_WRITE,
+			  MAP_SHARED | MAP_NORESERVE, fd, 0);
+	if (base == MAP_FAILED) {
+		int err = -errno;
+		close(fd);
+		return err;
+	}
+	/* Guest RAM is never worth a core dump or a copy into a fork. */
+	madvise(base, ram_size, MADV_DONTDUMP);
+	madvise(base, ram_size, MADV_DONTFORK);
+	mem->memfd = fd;
+	mem->base = base;
+	mem->ram_size = ram_size;
+
+	uint64_t low = ram_size < GUEST_MEM_LOW_LIMIT ? ram_size
+						      : GUEST_MEM_LOW_LIMIT;
+	int err = guest_mem_add(mem, 0, low, base);
+	if (!err && ram_size > low)
+		err = guest_mem_add(mem, GUEST_MEM_HIGH_START, ram_size - low,
+				    (uint8_t *)base + low);
+	if (err)
+		guest_mem_destroy(mem);
+	return err;
+}
+
+void guest_mem_destroy(struct guest_mem *mem)
+{
+	if (mem->base)
+		munmap(mem->base, mem->ram_size);
+	if (mem->memfd >= 0)
+		close(mem->memfd);
+	*mem = (struct guest_mem){.memfd = -1};
+}
+
+void *guest_ptr(const struct guest_mem *mem, uint64_t gpa, uint64_t len)
+{
+	for (unsigned int i = 0; i < mem->nr_regions; i++) {
+		const struct guest_region *r = &mem->regions[i];
+		if (gpa < r->gpa)
+			continue;
+		uint64_t off = gpa - r->gpa;
+		/* Written so that no sum can wrap: off < size, len <= rest. */
+		if (off >= r->size || len > r->size - off)
+			continue;
+		return r->hva + off;
+	}
+	return NULL;
+}
+
+int guest_write(const struct guest_mem *mem, uint64_t gpa, const void *src,
+		size_t len)
+{
+	void *dst = guest_ptr(mem, gpa, len);
+	if (!dst)
+		return -EFAULT;
+	memcpy(dst, src, len);
+	return 0;
+}
+
+int guest_read(const struct guest_mem *mem, void *dst, uint64_t gpa,
+	       size_t len)
+{
+	const void *src = guest_ptr(mem, gpa, len);
+	if (!src)
+		return -EFAULT;
+	memcpy(dst, src, len);
+	return 0;
+}

@@ -1,0 +1,50 @@
+/* Guest-physical memory: the regions of guest RAM and the one checked
+ * translation from guest-physical addresses to host pointers. */
+#ifndef FSVM_GUEST_MEM_H
+#define FSVM_GUEST_MEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GUEST_MEM_MAX_REGIONS 8
+
+struct guest_region {
+	uint64_t gpa;
+	uint64_t size;
+	uint8_t *hva;
+};
+
+struct guest_mem {
+	struct guest_region regions[GUEST_MEM_MAX_REGIONS];
+	unsigned int nr_regions;
+	int memfd;       /* backs all RAM regions; -1 when not memfd-backed */
+	uint8_t *base;   /* host mapping of the whole memfd */
+	uint64_t ram_size;
+};
+
+/* The PCI hole below 4 GiB: RAM above this is placed from 4 GiB upward. */
+#define GUEST_MEM_LOW_LIMIT 0xc0000000ULL
+#define GUEST_MEM_HIGH_START 0x100000000ULL
+
+/* Allocates ram_size bytes of guest RAM from a memfd, laid out around the
+ * PCI hole. Returns 0 or a negative errno. */
+int guest_mem_init(struct guest_mem *mem, uint64_t ram_size);
+void guest_mem_destroy(struct guest_mem *mem);
+
+/* Adds a region backed by host memory at hva (used by tests and by the
+ * RAM layout). Fails with -EEXIST on overlap, -ENOSPC when full. */
+int guest_mem_add(struct guest_mem *mem, uint64_t gpa, uint64_t size,
+		  void *hva);
+
+/* Returns a host pointer to [gpa, gpa + len) if that whole range lies in
+ * one region, NULL otherwise (including on overflow and for len == 0 at
+ * an address outside every region). */
+void *guest_ptr(const struct guest_mem *mem, uint64_t gpa, uint64_t len);
+
+/* Copies into / out of guest memory; -EFAULT when the range is not RAM. */
+int guest_write(const struct guest_mem *mem, uint64_t gpa, const void *src,
+		size_t len);
+int guest_read(const struct guest_mem *mem, void *dst, uint64_t gpa,
+	       size_t len);
+
+#endif

@@ -1,0 +1,23 @@
+/* KVM set-up: open /dev/kvm, judge whether it can run a stock kernel, and
+ * create the VM with its in-kernel interrupt controllers and memory. */
+#ifndef FSVM_KVM_H
+#define FSVM_KVM_H
+
+#include <stdbool.h>
+
+#include "vmm/vm.h"
+
+/* Opens /dev/kvm and checks the API; on error *why says what to do. */
+int kvm_open(struct vm *vm, const char **why);
+
+/* False when this host's KVM cannot run a stock Linux kernel (PVM, or no
+ * VMX/SVM), with *why telling the user how to proceed. */
+bool kvm_runs_stock_kernels(const char **why);
+
+/* Creates the VM: TSS, irqchip, PIT, and one memory slot per RAM region. */
+int kvm_create_vm(struct vm *vm, const char **why);
+
+/* Sets the level of a legacy (ISA) interrupt line. */
+void kvm_irq_line(struct vm *vm, unsigned int irq, bool level);
+
+#endif

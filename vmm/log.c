@@ -1,0 +1,4 @@
+/* Verbosity switch shared by every module's diagnostics. */
+#include "vmm/log.h"
+
+bool log_verbose;

@@ -1,0 +1,30 @@
+/* fsvm: boots a Linux guest under KVM and runs a command in it. */
+#include <stdio.h>
+
+#include "vmm/cli.h"
+#include "vmm/log.h"
+#include "vmm/run.h"
+#include "vmm/vm.h"
+
+int main(int argc, char **argv)
+{
+	struct fsvm_config cfg;
+	char err[256];
+
+	if (cli_parse(argc, argv, &cfg, err, sizeof(err))) {
+		log_error("%s", err);
+		return EXIT_VMM_ERROR;
+	}
+	switch (cfg.command) {
+	case CLI_HELP:
+		fputs(cli_usage, stdout);
+		return 0;
+	case CLI_VERSION:
+		printf("fsvm %s\n", FSVM_VERSION);
+		return 0;
+	case CLI_RUN:
+		break;
+	}
+	log_verbose = cfg.verbose;
+	return fsvm_run(&cfg);
+}

@@ -1,0 +1,11 @@
+/* Spots the kernel's panic message on the console so that a guest that
+ * panicked is reported as such, not as a plain reboot. */
+#ifndef FSVM_PANIC_WATCH_H
+#define FSVM_PANIC_WATCH_H
+
+#include <stdint.h>
+
+/* serial on_tx callback; opaque is the struct vm. */
+void panic_watch_byte(void *opaque, uint8_t byte);
+
+#endif

@@ -1,0 +1,360 @@
+/* The life of one VM: set-up, run loop, shutdown, exit status. */
+#include "vmm/run.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "devices/exit_dev.h"
+#include "devices/i8042.h"
+#include "devices/rtc.h"
+#include "vmm/boot.h"
+#include "vmm/console.h"
+#include "vmm/event_loop.h"
+#include "vmm/kvm.h"
+#include "vmm/log.h"
+#include "vmm/mptable.h"
+#include "vmm/run_spec.h"
+#include "vmm/vcpu.h"
+
+#define BASE_CMDLINE                                                           \
+	"console=ttyS1 8250.nr_uarts=2 reboot=k panic=-1 pci=off acpi=off "             \
+	"i8042.noaux i8042.nomux i8042.nopnp i8042.dumbkbd"
+
+struct run {
+	const struct fsvm_config *cfg;
+	struct vm vm;
+	struct console con;
+	struct exit_dev exit_dev;
+	struct i8042 kbc;
+	struct rtc rtc;
+	struct event_loop loop;
+	struct kernel_info ki;
+	struct boot_params zp;
+	int signal_fd;
+};
+
+static int setup_error(const char *what, const char *why, int err)
+{
+	if (err)
+		log_error("%s: %s (%s)", what, why, strerror(-err));
+	else
+		log_error("%s: %s", what, why);
+	return -1;
+}
+
+static const char *guest_file(const char *given, const char *name, char *buf,
+			      size_t len)
+{
+	if (given)
+		return given;
+	const char *dir = getenv("FSVM_GUEST_DIR");
+	snprintf(buf, len, "%s/%s", dir ? dir : FSVM_GUEST_DIR, name);
+	return buf;
+}
+
+static int load_kernel(struct run *r)
+{
+	char buf[4096];
+	const char *path = guest_file(r->cfg->kernel, "kernel/vmlinuz", buf,
+				      sizeof(buf));
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		int err = -errno;
+		if (fd >= 0)
+			close(fd);
+		return setup_error(path, "cannot open the kernel", err);
+	}
+	if (!S_ISREG(st.st_mode) || st.st_size == 0) {
+		close(fd);
+		return setup_error(path, "kernel is not a non-empty file", 0);
+	}
+	void *img = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (img == MAP_FAILED)
+		return setup_error(path, "cannot map the kernel", -errno);
+	const char *why = NULL;
+	int err = bzimage_load(&r->vm.mem, img, (size_t)st.st_size, &r->zp,
+			       &r->ki, &why);
+	munmap(img, (size_t)st.st_size);
+	return err ? setup_error(path, why, 0) : 0;
+}
+
+static int read_full(int fd, uint8_t *dst, size_t len)
+{
+	size_t done = 0;
+	while (done < len) {
+		ssize_t n = pread(fd, dst + done, len - done, (off_t)done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/* The initrd file goes straight into guest RAM, followed by the archive
+ * that tells the guest init what to run. */
+static int load_initrd(struct run *r)
+{
+	char buf[4096];
+	const char *path = guest_file(r->cfg->initrd, "initramfs.cpio", buf,
+				      sizeof(buf));
+	struct cpio_buf spec = {0};
+	if (run_spec_build(r->cfg->guest_argv, r->cfg->guest_argc,
+			   r->con.interactive, &spec))
+		return setup_error("initrd", "out of memory", -ENOMEM);
+
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		int err = -errno;
+		if (fd >= 0)
+			close(fd);
+		cpio_free(&spec);
+		return setup_error(path, "cannot open the initrd", err);
+	}
+	uint64_t file_len = (uint64_t)st.st_size;
+	uint64_t spec_at = (file_len + 3) & ~3ULL;
+	uint64_t gpa;
+	const char *why = NULL;
+	int err = boot_place_initrd(&r->vm.mem, &r->ki, spec_at + spec.len,
+				    &r->zp, &gpa, &why);
+	if (err) {
+		close(fd);
+		cpio_free(&spec);
+		return setup_error(path, why, 0);
+	}
+	uint8_t *dst = guest_ptr(&r->vm.mem, gpa, spec_at + spec.len);
+	err = read_full(fd, dst, file_len);
+	close(fd);
+	if (!err) {
+		memset(dst + file_len, 0, spec_at - file_len);
+		memcpy(dst + spec_at, spec.data, spec.len);
+	}
+	cpio_free(&spec);
+	return err ? setup_error(path, "cannot read the initrd", err) : 0;
+}
+
+static int setup_boot(struct run *r)
+{
+	if (load_kernel(r) || load_initrd(r))
+		return -1;
+
+	char cmdline[BOOT_CMDLINE_MAX];
+	snprintf(cmdline, sizeof(cmdline), "%s%s%s%s", BASE_CMDLINE,
+		 r->cfg->verbose ? "" : " quiet", r->cfg->cmdline ? " " : "",
+		 r->cfg->cmdline ? r->cfg->cmdline : "");
+	const char *why = NULL;
+	if (boot_set_cmdline(&r->vm.mem, &r->ki, cmdline, &r->zp, &why))
+		return setup_error("--cmdline", why, 0);
+	boot_set_e820(&r->vm.mem, &r->zp);
+	if (boot_write_tables(&r->vm.mem, &r->zp) < 0 ||
+	    mptable_write(&r->vm.mem, r->cfg->cpus) < 0)
+		return setup_error("boot", "guest RAM too small for boot tables",
+				   0);
+	return 0;
+}
+
+static void on_guest_exit(void *opaque, uint8_t status)
+{
+	vm_stop(opaque, status, NULL);
+}
+
+static void on_guest_mark(void *opaque)
+{
+	log_info("guest user space started at %.1f ms", vm_elapsed_ms(opaque));
+}
+
+static void on_guest_reset(void *opaque)
+{
+	vm_stop_unexpected(opaque, "rebooted");
+}
+
+static int setup_devices(struct run *r)
+{
+	struct vm *vm = &r->vm;
+	r->exit_dev = (struct exit_dev){.on_exit = on_guest_exit,
+					.on_mark = on_guest_mark,
+					.opaque = vm};
+	i8042_init(&r->kbc, on_guest_reset, vm);
+	rtc_init(&r->rtc);
+	int err = console_init(&r->con, vm);
+	if (!err)
+		err = io_bus_register(&vm->pio, EXIT_DEV_PORT, EXIT_DEV_LEN,
+				      exit_dev_io, &r->exit_dev);
+	if (!err)
+		err = io_bus_register(&vm->pio, I8042_DATA_PORT, 1,
+				      i8042_data_io, &r->kbc);
+	if (!err)
+		err = io_bus_register(&vm->pio, I8042_CMD_PORT, 1, i8042_cmd_io,
+				      &r->kbc);
+	if (!err)
+		err = io_bus_register(&vm->pio, RTC_PORT, RTC_NR_PORTS, rtc_io,
+				      &r->rtc);
+	return err ? setup_error("devices", "cannot register", err) : 0;
+}
+
+static int setup_vm(struct run *r)
+{
+	const struct fsvm_config *cfg = r->cfg;
+	struct vm *vm = &r->vm;
+	const char *why = NULL;
+
+	int err = kvm_open(vm, &why);
+	if (err)
+		return setup_error("kvm", why, err);
+	if (!cfg->setup_only && !kvm_runs_stock_kernels(&why))
+		return setup_error("kvm", why, 0);
+	err = guest_mem_init(&vm->mem, cfg->mem);
+	if (err)
+		return setup_error("--mem", "cannot allocate guest RAM", err);
+	err = kvm_create_vm(vm, &why);
+	if (err)
+		return setup_error("kvm", why, err);
+	vm->nr_vcpus = cfg->cpus;
+	vm->vcpus = calloc(cfg->cpus, sizeof(*vm->vcpus));
+	if (!vm->vcpus)
+		return setup_error("vcpu", "out of memory", -ENOMEM);
+	if (setup_devices(r) || setup_boot(r))
+		return -1;
+	for (unsigned int i = 0; i < cfg->cpus; i++) {
+		err = vcpu_create(vm, &vm->vcpus[i], i, &r->ki, &why);
+		if (err)
+			return setup_error("vcpu", why, err);
+	}
+	return 0;
+}
+
+static void on_stop_event(void *opaque, uint32_t events)
+{
+	uint64_t v;
+	(void)events;
+	if (read(*(int *)opaque, &v, sizeof(v)) < 0 && errno != EAGAIN)
+		log_error("stop eventfd: %s", strerror(errno));
+}
+
+static void on_timeout(void *opaque, uint32_t events)
+{
+	struct run *r = opaque;
+	(void)events;
+	vm_stop(&r->vm, EXIT_TIMEOUT, "guest timed out after %g s",
+		r->cfg->timeout);
+}
+
+static void on_signal(void *opaque, uint32_t events)
+{
+	struct run *r = opaque;
+	struct signalfd_siginfo si;
+	(void)events;
+	if (read(r->signal_fd, &si, sizeof(si)) == sizeof(si))
+		vm_stop(&r->vm, 128 + (int)si.ssi_signo, "stopped by signal %s",
+			strsignal((int)si.ssi_signo));
+}
+
+/* Signals that end the VM arrive through a signalfd in the main loop. */
+static sigset_t stop_signals(void)
+{
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGQUIT);
+	return set;
+}
+
+static int add_timer(struct run *r)
+{
+	if (r->cfg->timeout <= 0)
+		return 0;
+	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	double t = r->cfg->timeout;
+	struct itimerspec its = {
+		.it_value = {.tv_sec = (time_t)t,
+			     .tv_nsec = (long)((t - (double)(time_t)t) * 1e9)},
+	};
+	if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
+		its.it_value.tv_nsec = 1;
+	if (timerfd_settime(fd, 0, &its, NULL) < 0)
+		return -errno;
+	return event_loop_add(&r->loop, fd, EPOLLIN, on_timeout, r);
+}
+
+static int run_loop(struct run *r)
+{
+	struct vm *vm = &r->vm;
+	sigset_t sigs = stop_signals();
+
+	r->signal_fd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (r->signal_fd < 0 || event_loop_init(&r->loop) ||
+	    event_loop_add(&r->loop, r->signal_fd, EPOLLIN, on_signal, r) ||
+	    event_loop_add(&r->loop, vm->stop_eventfd, EPOLLIN, on_stop_event,
+			   &vm->stop_eventfd) ||
+	    add_timer(r) || console_start(&r->con, &r->loop))
+		return setup_error("event loop", "cannot set up", -errno);
+
+	log_info("set-up done, first KVM_RUN at %.1f ms", vm_elapsed_ms(vm));
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+		if (vcpu_start(&vm->vcpus[i]))
+			vm_stop(vm, EXIT_VMM_ERROR, "cannot start vCPU %u", i);
+
+	while (!atomic_load(&vm->stopping))
+		if (event_loop_run_once(&r->loop, -1) < 0)
+			vm_stop(vm, EXIT_VMM_ERROR, "event loop: %s",
+				strerror(errno));
+
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+		vcpu_kick_and_join(&vm->vcpus[i]);
+	console_restore(&r->con);
+	log_info("guest stopped at %.1f ms", vm_elapsed_ms(vm));
+	if (vm->stop_reason[0])
+		log_error("%s", vm->stop_reason);
+	return vm->exit_status;
+}
+
+int fsvm_run(const struct fsvm_config *cfg)
+{
+	static struct run run;
+	struct run *r = &run;
+	struct vm *vm = &r->vm;
+
+	r->cfg = cfg;
+	vm->kvm_fd = vm->vm_fd = -1;
+	vm->mem.memfd = -1;
+	clock_gettime(CLOCK_MONOTONIC, &vm->launched);
+	pthread_mutex_init(&vm->stop_lock, NULL);
+	vm->stop_eventfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (vm->stop_eventfd < 0)
+		return EXIT_VMM_ERROR;
+
+	/* vCPU threads inherit this mask: stop signals go to the signalfd,
+	 * and the kick signal is unblocked only inside vCPU threads. */
+	sigset_t blocked = stop_signals();
+	sigaddset(&blocked, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &blocked, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (setup_vm(r))
+		return EXIT_VMM_ERROR;
+	if (cfg->setup_only) {
+		printf("fsvm: set-up done in %.2f ms (up to the first KVM_RUN)\n",
+		       vm_elapsed_ms(vm));
+		return 0;
+	}
+	return run_loop(r);
+}

@@ -1,0 +1,32 @@
+/* Virtual CPUs: creation with per-CPU CPUID, the boot CPU's entry state,
+ * and the thread that runs each one and dispatches its exits. */
+#ifndef FSVM_VCPU_H
+#define FSVM_VCPU_H
+
+#include <linux/kvm.h>
+#include <pthread.h>
+
+#include "vmm/boot.h"
+#include "vmm/vm.h"
+
+struct vcpu {
+	struct vm *vm;
+	unsigned int id;
+	int fd;
+	struct kvm_run *run;
+	pthread_t thread;
+	bool started;
+};
+
+/* Creates vCPU id; the boot CPU (id 0) gets the 64-bit entry state. */
+int vcpu_create(struct vm *vm, struct vcpu *vcpu, unsigned int id,
+		const struct kernel_info *ki, const char **why);
+
+int vcpu_start(struct vcpu *vcpu);
+
+/* Forces a vCPU out of KVM_RUN (after vm_stop) and waits for its thread. */
+void vcpu_kick_and_join(struct vcpu *vcpu);
+
+void vcpu_destroy(struct vcpu *vcpu);
+
+#endif

@@ -1,0 +1,46 @@
+/* VM lifecycle: how it stopped, with which status, and why. */
+#include "vmm/vm.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+void vm_stop(struct vm *vm, int status, const char *reason_fmt, ...)
+{
+	pthread_mutex_lock(&vm->stop_lock);
+	if (!atomic_load(&vm->stopping)) {
+		vm->exit_status = status;
+		vm->stop_reason[0] = '\0';
+		if (reason_fmt) {
+			va_list ap;
+			va_start(ap, reason_fmt);
+			vsnprintf(vm->stop_reason, sizeof(vm->stop_reason),
+				  reason_fmt, ap);
+			va_end(ap);
+		}
+		atomic_store(&vm->stopping, true);
+		uint64_t one = 1;
+		if (write(vm->stop_eventfd, &one, sizeof(one)) < 0)
+			perror("fsvm: eventfd");
+	}
+	pthread_mutex_unlock(&vm->stop_lock);
+}
+
+void vm_stop_unexpected(struct vm *vm, const char *what)
+{
+	if (vm->panic_seen)
+		vm_stop(vm, EXIT_VMM_ERROR, "guest kernel panicked: %s",
+			vm->panic_line);
+	else
+		vm_stop(vm, EXIT_VMM_ERROR,
+			"guest %s before its command reported a status", what);
+}
+
+double vm_elapsed_ms(const struct vm *vm)
+{
+	struct timespec now;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - vm->launched.tv_sec) * 1e3 +
+	       (double)(now.tv_nsec - vm->launched.tv_nsec) / 1e6;
+}

@@ -1,0 +1,55 @@
+/* The virtual machine: KVM handles, guest memory, I/O buses, vCPUs, and the
+ * one place that decides how and why the VM stopped. */
+#ifndef FSVM_VM_H
+#define FSVM_VM_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "vmm/guest_mem.h"
+#include "vmm/io_bus.h"
+
+/* Exit statuses of `fsvm run` beyond the guest command's own. */
+#define EXIT_TIMEOUT 124
+#define EXIT_VMM_ERROR 125
+
+struct vcpu;
+
+struct vm {
+	int kvm_fd;
+	int vm_fd;
+	int vcpu_mmap_size;
+	struct kvm_cpuid2 *cpuid; /* what KVM supports; per-vCPU copies differ */
+	struct guest_mem mem;
+	struct io_bus pio;
+	struct io_bus mmio;
+	unsigned int nr_vcpus;
+	struct vcpu *vcpus;
+
+	atomic_bool stopping;
+	pthread_mutex_t stop_lock;
+	int exit_status;
+	char stop_reason[256]; /* empty: the guest reported its status */
+	int stop_eventfd;      /* readable once the VM has stopped */
+
+	struct timespec launched; /* process start, for boot timings */
+	char panic_line[160];     /* "Kernel panic" line seen on the console */
+	unsigned int panic_match;
+	bool panic_seen;
+};
+
+/* Records why the VM stops (the first caller wins) and wakes the main
+ * loop. reason is printed as one line unless NULL. */
+void vm_stop(struct vm *vm, int status, const char *reason_fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* The guest reset or shut down without reporting a status. */
+void vm_stop_unexpected(struct vm *vm, const char *what);
+
+/* Milliseconds since launch, for -v timings. */
+double vm_elapsed_ms(const struct vm *vm);
+
+#endif
