@@ -26,8 +26,15 @@ all: fsvm
 deps:
 	@tools/deps
 
-fsvm: $(BUILD)/obj/vmm/main.o $(LIB_OBJS)
+fsvm: $(BUILD)/obj/vmm/main.o $(BUILD)/libfsvm.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+# Archives: a unit test links only the objects it uses.
+$(BUILD)/libfsvm.a: $(LIB_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/libfsvm-san.a: $(SAN_OBJS)
+	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -37,29 +44,32 @@ $(BUILD)/san/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SAN) -c -o $@ $<
 
-$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS)
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libfsvm.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS) -lcmocka
+	$(CC) $(CFLAGS) -o $@ $(filter %.c %.a,$^) $(LDLIBS) -lcmocka
 
-$(BUILD)/tests-san/%: tests/unit/%.c $(SAN_OBJS)
+$(BUILD)/tests-san/%: tests/unit/%.c $(BUILD)/libfsvm-san.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(SAN) -o $@ $^ $(LDLIBS) -lcmocka
+	$(CC) $(CFLAGS) $(SAN) -o $@ $(filter %.c %.a,$^) $(LDLIBS) -lcmocka
 
 # The default guest: Debian's stock kernel (fetched, never installed) and our initramfs.
 $(GUEST)/kernel/vmlinuz:
 	tools/fetch-kernel $(GUEST)/kernel
 
-$(GUEST)/init: guest/init.c guest/protocol.h devices/exit_dev.h
+$(GUEST)/init: $(wildcard guest/*.c guest/*.h) devices/exit_dev.h
 	@mkdir -p $(dir $@)
-	$(CC) -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -Os -static -o $@ $<
+	$(CC) -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -Os -static -o $@ $(wildcard guest/*.c)
 
-$(GUEST)/initramfs.cpio: $(GUEST)/init guest/mkinitramfs
-	guest/mkinitramfs $@ $(GUEST)/init
+$(GUEST)/initramfs.cpio: $(GUEST)/init guest/mkinitramfs tools/kernel-modules $(GUEST)/kernel/vmlinuz
+	guest/mkinitramfs $@ $(GUEST)/init $(GUEST)/kernel
 
 guest: $(GUEST)/kernel/vmlinuz $(GUEST)/initramfs.cpio
 
+# Every test binary runs, then the failures (if any) fail the target.
 unit: $(UNIT_BINS) $(UNIT_SAN_BINS)
-	@set -e; for t in $(UNIT_BINS) $(UNIT_SAN_BINS); do echo "== $$t"; $$t; done
+	@failed=""; for t in $(UNIT_BINS) $(UNIT_SAN_BINS); do \
+		echo "== $$t"; $$t || failed="$$failed $$t"; done; \
+	if [ -n "$$failed" ]; then echo "unit: FAILED:$$failed"; exit 1; fi
 
 # Guest tests need a KVM that runs stock kernels: this host's, or the lab's.
 integration: fsvm guest
@@ -75,5 +85,8 @@ run: deps
 
 clean:
 	rm -rf $(BUILD) fsvm
+
+# Keep the objects built on the way to the test binaries.
+.SECONDARY:
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -110,7 +110,8 @@ int boot_set_cmdline(const struct guest_mem *mem, const struct kernel_info *ki,
 		     const char **why)
 {
 	size_t len = strlen(cmdline);
-	if (len >= ki->cmdline_max || len >= BOOT_CMDLINE_MAX)
+	/* cmdline_size counts the characters, not the terminating NUL. */
+	if (len > ki->cmdline_max || len >= BOOT_CMDLINE_MAX)
 		return fail(why, "kernel command line too long", -E2BIG);
 	if (guest_write(mem, BOOT_CMDLINE_ADDR, cmdline, len + 1))
 		return fail(why, "no RAM for the command line", -ENOMEM);

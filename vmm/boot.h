@@ -19,7 +19,7 @@
 #define BOOT_PD_ADDR 0xb000 /* four page directories: 4 GiB identity map */
 #define BOOT_CMDLINE_ADDR 0x20000
 #define BOOT_CMDLINE_MAX 0x10000
-#define BOOT_EBDA_ADDR 0x9fc00 /* MP table lives here; reserved in e820 */
+#define BOOT_EBDA_ADDR 0x9fc00 /* from here to 1 MiB: reserved in e820 */
 #define BOOT_HIGH_MEM 0x100000
 
 #define BOOT_CODE_SEL 0x10

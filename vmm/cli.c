@@ -23,6 +23,13 @@ const char cli_usage[] =
 	"  --cpus N           virtual CPUs, 1-64 (default 1)\n"
 	"  --mem SIZE         guest RAM, e.g. 512M, 2G; plain numbers are MiB (default 512M)\n"
 	"  --cmdline ARGS     extra kernel command-line arguments\n"
+	"  --root DIR         host folder that is the guest's / (default /), read-only\n"
+	"                     with a throwaway overlay on top\n"
+	"  --rw-root          write through to the root folder instead of an overlay\n"
+	"  --share HOST[:GUEST][:ro|rw]\n"
+	"                     give the guest a host folder at GUEST (default: the same\n"
+	"                     path), read-write unless :ro; repeatable (up to 8)\n"
+	"  --cache MODE       guest caching of shared files: none, auto (default), always\n"
 	"  --timeout SECONDS  stop the guest after this long and exit 124\n"
 	"  -v, --verbose      report boot progress and timings on stderr\n"
 	"  --setup-only       build the VM, report the set-up time, do not run it\n"
@@ -79,7 +86,8 @@ static int cli_error(char *err, size_t errlen, const char *fmt,
 }
 
 enum { OPT_KERNEL = 256, OPT_INITRD, OPT_CPUS, OPT_MEM, OPT_CMDLINE,
-       OPT_TIMEOUT, OPT_SETUP_ONLY, OPT_VERSION };
+       OPT_TIMEOUT, OPT_SETUP_ONLY, OPT_ROOT, OPT_RW_ROOT, OPT_SHARE,
+       OPT_CACHE };
 
 static const struct option run_options[] = {
 	{"kernel", required_argument, NULL, OPT_KERNEL},
@@ -88,17 +96,73 @@ static const struct option run_options[] = {
 	{"mem", required_argument, NULL, OPT_MEM},
 	{"cmdline", required_argument, NULL, OPT_CMDLINE},
 	{"timeout", required_argument, NULL, OPT_TIMEOUT},
+	{"root", required_argument, NULL, OPT_ROOT},
+	{"rw-root", no_argument, NULL, OPT_RW_ROOT},
+	{"share", required_argument, NULL, OPT_SHARE},
+	{"cache", required_argument, NULL, OPT_CACHE},
 	{"verbose", no_argument, NULL, 'v'},
 	{"setup-only", no_argument, NULL, OPT_SETUP_ONLY},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
 
-static int parse_run_option(int opt, const char *arg, struct fsvm_config *cfg,
+int cli_parse_share(char *spec, struct cli_share *share)
+{
+	*share = (struct cli_share){.host = spec};
+	char *mode = NULL;
+	char *guest = strchr(spec, ':');
+	if (guest) {
+		*guest++ = '\0';
+		char *colon = strchr(guest, ':');
+		if (colon) {
+			*colon = '\0';
+			mode = colon + 1;
+		} else if (!strcmp(guest, "ro") || !strcmp(guest, "rw")) {
+			mode = guest;
+			guest = NULL;
+		}
+	}
+	/* No GUEST: the host folder's absolute path, resolved at run time. */
+	share->guest = guest && *guest ? guest : NULL;
+	if (mode && strcmp(mode, "ro") && strcmp(mode, "rw"))
+		return -EINVAL;
+	share->readonly = mode && !strcmp(mode, "ro");
+	if (!*spec || (share->guest && share->guest[0] != '/'))
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_run_option(int opt, char *arg, struct fsvm_config *cfg,
 			    char *err, size_t errlen)
 {
 	char *end;
 	switch (opt) {
+	case OPT_ROOT:
+		cfg->root = arg;
+		return 0;
+	case OPT_RW_ROOT:
+		cfg->rw_root = true;
+		return 0;
+	case OPT_CACHE:
+		if (strcmp(arg, "none") && strcmp(arg, "auto") &&
+		    strcmp(arg, "always"))
+			return cli_error(err, errlen,
+					 "--cache: '%s' is not none, auto or always",
+					 arg);
+		cfg->cache = arg;
+		return 0;
+	case OPT_SHARE:
+		if (cfg->nr_shares == CLI_MAX_SHARES)
+			return cli_error(err, errlen,
+					 "--share %s: at most 8 shares", arg);
+		/* The message is made first: parsing splits arg in place. */
+		cli_error(err, errlen,
+			  "--share: '%s' is not HOST[:GUEST][:ro|rw] with an absolute GUEST path",
+			  arg);
+		if (cli_parse_share(arg, &cfg->shares[cfg->nr_shares]))
+			return -EINVAL;
+		cfg->nr_shares++;
+		return 0;
 	case OPT_KERNEL:
 		cfg->kernel = arg;
 		return 0;
@@ -130,9 +194,9 @@ static int parse_run_option(int opt, const char *arg, struct fsvm_config *cfg,
 		errno = 0;
 		cfg->timeout = strtod(arg, &end);
 		if (errno || *end || end == arg || !isfinite(cfg->timeout) ||
-		    cfg->timeout <= 0)
+		    cfg->timeout <= 0 || cfg->timeout > CLI_MAX_TIMEOUT)
 			return cli_error(err, errlen,
-					 "--timeout: '%s' is not a positive number of seconds",
+					 "--timeout: '%s' is not a positive number of seconds (at most 1e9)",
 					 arg);
 		return 0;
 	case 'v':
@@ -149,12 +213,35 @@ static int parse_run_option(int opt, const char *arg, struct fsvm_config *cfg,
 	}
 }
 
+/* getopt_long said '?': say which option was wrong, and how. */
+static int cli_option_error(char **argv, char *err, size_t errlen)
+{
+	for (const struct option *o = run_options; o->name; o++) {
+		if (!optopt || optopt != o->val)
+			continue;
+		snprintf(err, errlen,
+			 o->has_arg ? "option '--%s' needs a value"
+				    : "option '--%s' does not take a value",
+			 o->name);
+		return -EINVAL;
+	}
+	if (optopt)
+		snprintf(err, errlen, "unknown option '-%c' (try fsvm --help)",
+			 optopt);
+	else
+		snprintf(err, errlen, "unknown option '%s' (try fsvm --help)",
+			 argv[optind - 1]);
+	return -EINVAL;
+}
+
 int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 	      size_t errlen)
 {
 	*cfg = (struct fsvm_config){.command = CLI_RUN,
 				    .cpus = CLI_DEFAULT_CPUS,
-				    .mem = CLI_DEFAULT_MEM};
+				    .mem = CLI_DEFAULT_MEM,
+				    .root = "/",
+				    .cache = "auto"};
 	if (argc < 2) {
 		snprintf(err, errlen, "no command given (try fsvm --help)");
 		return -EINVAL;
@@ -181,15 +268,8 @@ int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 	int opt;
 	while ((opt = getopt_long(sub_argc, sub_argv, "+vh", run_options,
 				  NULL)) != -1) {
-		if (opt == '?') {
-			bool needs_value = false;
-			for (const struct option *o = run_options; o->name; o++)
-				needs_value |= optopt && optopt == o->val;
-			return cli_error(err, errlen,
-					 needs_value ? "option '%s' needs a value"
-						     : "unknown option '%s' (try fsvm --help)",
-					 sub_argv[optind - 1]);
-		}
+		if (opt == '?')
+			return cli_option_error(sub_argv, err, errlen);
 		int ret = parse_run_option(opt, optarg, cfg, err, errlen);
 		if (ret)
 			return ret;

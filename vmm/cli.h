@@ -11,14 +11,29 @@
 #define CLI_DEFAULT_MEM (512ULL << 20)
 #define CLI_MIN_MEM (64ULL << 20)
 #define CLI_MAX_MEM (1ULL << 40)
+#define CLI_MAX_TIMEOUT 1e9 /* seconds: fits any time_t */
+
+#define CLI_MAX_SHARES 8
 
 enum cli_command { CLI_RUN, CLI_HELP, CLI_VERSION };
+
+/* A host folder given to the guest with --share HOST[:GUEST][:ro|rw]. */
+struct cli_share {
+	const char *host;
+	const char *guest; /* absolute path in the guest; NULL: same as host */
+	bool readonly;
+};
 
 struct fsvm_config {
 	enum cli_command command;
 	const char *kernel;       /* NULL: the default guest kernel */
 	const char *initrd;       /* NULL: the default guest initramfs */
 	const char *cmdline;      /* appended to the kernel command line */
+	const char *root;         /* host folder that is the guest's / */
+	bool rw_root;             /* write through to it, no overlay */
+	const char *cache;        /* none, auto or always */
+	struct cli_share shares[CLI_MAX_SHARES];
+	unsigned int nr_shares;
 	unsigned int cpus;
 	uint64_t mem;
 	double timeout;           /* seconds; 0 means none */
@@ -32,6 +47,9 @@ struct fsvm_config {
  * in err. */
 int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 	      size_t errlen);
+
+/* Splits a --share value (modified in place) into *share. */
+int cli_parse_share(char *spec, struct cli_share *share);
 
 /* Parses "512", "512M", "2G", "1048576K": a size in bytes, MiB when no
  * suffix is given. */

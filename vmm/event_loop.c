@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 struct event_source {
-	int fd;
+	int fd; /* -1 once deleted: freed after the batch that may name it */
 	event_fn fn;
 	void *opaque;
 	struct event_source *next;
@@ -40,14 +40,26 @@ int event_loop_add(struct event_loop *loop, int fd, uint32_t events,
 
 void event_loop_del(struct event_loop *loop, int fd)
 {
-	for (struct event_source **p = &loop->sources; *p; p = &(*p)->next) {
-		if ((*p)->fd != fd)
-			continue;
+	for (struct event_source *src = loop->sources; src; src = src->next) {
+		if (src->fd == fd) {
+			epoll_ctl(loop->epfd, EPOLL_CTL_DEL, fd, NULL);
+			src->fd = -1;
+			return;
+		}
+	}
+}
+
+static void event_loop_reap(struct event_loop *loop)
+{
+	struct event_source **p = &loop->sources;
+	while (*p) {
 		struct event_source *src = *p;
-		epoll_ctl(loop->epfd, EPOLL_CTL_DEL, fd, NULL);
-		*p = src->next;
-		free(src);
-		return;
+		if (src->fd < 0) {
+			*p = src->next;
+			free(src);
+		} else {
+			p = &src->next;
+		}
 	}
 }
 
@@ -59,15 +71,18 @@ int event_loop_run_once(struct event_loop *loop, int timeout_ms)
 		return errno == EINTR ? 0 : -errno;
 	for (int i = 0; i < n; i++) {
 		struct event_source *src = events[i].data.ptr;
-		src->fn(src->opaque, events[i].events);
+		if (src->fd >= 0)
+			src->fn(src->opaque, events[i].events);
 	}
+	event_loop_reap(loop);
 	return n;
 }
 
 void event_loop_destroy(struct event_loop *loop)
 {
-	while (loop->sources)
-		event_loop_del(loop, loop->sources->fd);
+	for (struct event_source *src = loop->sources; src; src = src->next)
+		event_loop_del(loop, src->fd);
+	event_loop_reap(loop);
 	if (loop->epfd >= 0)
 		close(loop->epfd);
 	loop->epfd = -1;

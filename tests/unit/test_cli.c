@@ -1,0 +1,624 @@
+/* Unit tests for vmm/cli: subcommands, run options, guest command, sizes and error messages. */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "vmm/cli.h"
+
+#define MAX_ARGS 40
+#define MIB (1ULL << 20)
+#define GIB (1ULL << 30)
+
+/* One cli_parse call. argv holds writable copies (--share splits its
+ * value in place) that cfg points into, so they live as long as it. */
+struct parsed {
+	char *argv[MAX_ARGS + 1];
+	int argc;
+	struct fsvm_config cfg;
+	char err[256];
+	int ret;
+};
+
+static struct parsed *parse_args(const char *const *args)
+{
+	struct parsed *p = calloc(1, sizeof(*p));
+	assert_non_null(p);
+	while (args[p->argc]) {
+		assert_true(p->argc < MAX_ARGS);
+		p->argv[p->argc] = strdup(args[p->argc]);
+		p->argc++;
+	}
+	p->ret = cli_parse(p->argc, p->argv, &p->cfg, p->err, sizeof(p->err));
+	return p;
+}
+
+static void done(struct parsed *p)
+{
+	for (int i = 0; i < p->argc; i++)
+		free(p->argv[i]);
+	free(p);
+}
+
+/* parse("run", "--cpus", "2") parses fsvm run --cpus 2. */
+#define parse(...) parse_args((const char *const[]){"fsvm", __VA_ARGS__, NULL})
+
+static void expect_ok(struct parsed *p)
+{
+	if (p->ret)
+		fail_msg("cli_parse failed: %s", p->err);
+}
+
+static void expect_error(struct parsed *p, const char *msg)
+{
+	assert_int_equal(p->ret, -EINVAL);
+	assert_string_equal(p->err, msg);
+	done(p);
+}
+
+/* fsvm run OPTION VALUE fails with the message fmt % VALUE. */
+static void expect_bad_value(const char *option, const char *value,
+			     const char *fmt)
+{
+	char msg[256];
+	snprintf(msg, sizeof(msg), fmt, value);
+	expect_error(parse("run", option, value), msg);
+}
+
+static void test_no_arguments(void **state)
+{
+	(void)state;
+	expect_error(parse_args((const char *const[]){"fsvm", NULL}),
+		     "no command given (try fsvm --help)");
+	expect_error(parse_args((const char *const[]){NULL}),
+		     "no command given (try fsvm --help)");
+}
+
+static void expect_command(struct parsed *p, enum cli_command command)
+{
+	expect_ok(p);
+	assert_int_equal(p->cfg.command, command);
+	done(p);
+}
+
+static void test_help(void **state)
+{
+	(void)state;
+	expect_command(parse("--help"), CLI_HELP);
+	expect_command(parse("-h"), CLI_HELP);
+	expect_command(parse("help"), CLI_HELP);
+	expect_command(parse("run", "--help"), CLI_HELP);
+	expect_command(parse("run", "-h"), CLI_HELP);
+	expect_command(parse("run", "--cpus", "2", "-h", "ls"), CLI_HELP);
+	assert_non_null(strstr(cli_usage, "usage: fsvm run"));
+}
+
+static void test_version(void **state)
+{
+	(void)state;
+	expect_command(parse("--version"), CLI_VERSION);
+	expect_command(parse("version"), CLI_VERSION);
+}
+
+static void test_run_defaults(void **state)
+{
+	(void)state;
+	struct parsed *p = parse("run");
+	expect_ok(p);
+	const struct fsvm_config *c = &p->cfg;
+	assert_int_equal(c->command, CLI_RUN);
+	assert_int_equal(c->cpus, 1);
+	assert_int_equal(c->mem, 512 * MIB);
+	assert_null(c->kernel);
+	assert_null(c->initrd);
+	assert_null(c->cmdline);
+	assert_string_equal(c->root, "/");
+	assert_false(c->rw_root);
+	assert_string_equal(c->cache, "auto");
+	assert_int_equal(c->nr_shares, 0);
+	assert_true(c->timeout == 0);
+	assert_false(c->verbose);
+	assert_false(c->setup_only);
+	assert_int_equal(c->guest_argc, 0);
+	done(p);
+}
+
+static void test_run_every_option(void **state)
+{
+	(void)state;
+	struct parsed *p = parse("run", "--kernel", "/k/bzImage", "--initrd",
+				 "/k/initrd", "--cpus", "4", "--mem", "2G",
+				 "--cmdline", "quiet x=\"1 2\"", "--timeout",
+				 "2.5", "-v", "--setup-only", "--root", "/srv",
+				 "--rw-root", "--cache", "always", "--share", "/data",
+				 "true");
+	expect_ok(p);
+	const struct fsvm_config *c = &p->cfg;
+	assert_string_equal(c->kernel, "/k/bzImage");
+	assert_string_equal(c->initrd, "/k/initrd");
+	assert_int_equal(c->cpus, 4);
+	assert_int_equal(c->mem, 2 * GIB);
+	assert_string_equal(c->cmdline, "quiet x=\"1 2\"");
+	assert_true(c->timeout == 2.5);
+	assert_true(c->verbose);
+	assert_true(c->setup_only);
+	assert_string_equal(c->root, "/srv");
+	assert_true(c->rw_root);
+	assert_string_equal(c->cache, "always");
+	assert_int_equal(c->nr_shares, 1);
+	assert_string_equal(c->shares[0].host, "/data");
+	assert_int_equal(c->guest_argc, 1);
+	assert_string_equal(c->guest_argv[0], "true");
+	assert_int_equal(c->command, CLI_RUN);
+	done(p);
+}
+
+static void test_run_options_with_equals(void **state)
+{
+	(void)state;
+	struct parsed *p = parse("run", "--cpus=3", "--mem=1024M",
+				 "--timeout=10", "--verbose", "--cache=none",
+				 "--kernel=/bz");
+	expect_ok(p);
+	assert_int_equal(p->cfg.cpus, 3);
+	assert_int_equal(p->cfg.mem, GIB);
+	assert_true(p->cfg.timeout == 10);
+	assert_true(p->cfg.verbose);
+	assert_string_equal(p->cfg.cache, "none");
+	assert_string_equal(p->cfg.kernel, "/bz");
+	done(p);
+}
+
+static void test_last_option_wins(void **state)
+{
+	(void)state;
+	struct parsed *p = parse("run", "--cpus", "2", "--cpus", "8");
+	expect_ok(p);
+	assert_int_equal(p->cfg.cpus, 8);
+	done(p);
+}
+
+static void expect_guest_argv(const struct parsed *p,
+			      const char *const *want, int n)
+{
+	assert_int_equal(p->cfg.guest_argc, n);
+	for (int i = 0; i < n; i++)
+		assert_string_equal(p->cfg.guest_argv[i], want[i]);
+}
+
+static void test_dashdash_keeps_arguments(void **state)
+{
+	(void)state;
+	struct parsed *p = parse("run", "--cpus", "2", "--", "echo", "a b",
+				 "\"q\"", "'s t'", "-v", "--", "");
+	expect_ok(p);
+	const char *const want[] = {"echo", "a b", "\"q\"", "'s t'", "-v",
+				    "--", ""};
+	expect_guest_argv(p, want, 7);
+	assert_false(p->cfg.verbose); /* -v after -- is the guest's */
+	assert_int_equal(p->cfg.cpus, 2);
+	/* The guest argv is the caller's own array, not a copy. */
+	assert_ptr_equal(p->cfg.guest_argv, &p->argv[5]);
+	done(p);
+}
+
+static void test_guest_command_ends_options(void **state)
+{
+	(void)state;
+	struct parsed *p = parse("run", "echo", "-n", "x");
+	expect_ok(p);
+	expect_guest_argv(p, (const char *const[]){"echo", "-n", "x"}, 3);
+	done(p);
+
+	p = parse("run", "-v", "ls", "-v", "--mem", "1", "--help");
+	expect_ok(p);
+	expect_guest_argv(p, (const char *const[]){"ls", "-v", "--mem", "1",
+						   "--help"}, 5);
+	assert_true(p->cfg.verbose);
+	assert_int_equal(p->cfg.mem, 512 * MIB);
+	assert_int_equal(p->cfg.command, CLI_RUN);
+	done(p);
+}
+
+/* The result of a parse that is expected to fail, with nothing left to
+ * free should an assertion on it fail. */
+static int parse_error(const char *arg1, const char *arg2, char *err,
+		       size_t errlen)
+{
+	struct parsed *p = parse("run", arg1, arg2);
+	int ret = p->ret;
+	snprintf(err, errlen, "%s", p->err);
+	done(p);
+	return ret;
+}
+
+static void test_bad_cpus(void **state)
+{
+	(void)state;
+	const char *bad[] = {"0", "65", "x", "2x", "", "-1", "1.5",
+			     "99999999999999999999"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		expect_bad_value("--cpus", bad[i],
+				 "--cpus: '%s' is not a number from 1 to 64");
+}
+
+static void expect_cpus(const char *value, unsigned int cpus)
+{
+	struct parsed *p = parse("run", "--cpus", value);
+	expect_ok(p);
+	assert_int_equal(p->cfg.cpus, cpus);
+	done(p);
+}
+
+static void test_good_cpus(void **state)
+{
+	(void)state;
+	expect_cpus("1", 1);
+	expect_cpus("64", 64);
+	expect_cpus("007", 7);
+}
+
+static void test_bad_mem(void **state)
+{
+	(void)state;
+	/* 65537K is above the minimum but not a whole number of pages. */
+	const char *bad[] = {"0", "12Q", "63M", "2T", "65537K", "", "-1",
+			     "1.5G", "M", "1G ", " 1G", "1Ti1", "1025G",
+			     "67108863K"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		expect_bad_value("--mem", bad[i],
+				 "--mem: '%s' is not a size from 64M to 1T (e.g. 512M, 2G)");
+}
+
+static void expect_mem(const char *value, uint64_t bytes)
+{
+	struct parsed *p = parse("run", "--mem", value);
+	expect_ok(p);
+	assert_int_equal(p->cfg.mem, bytes);
+	done(p);
+}
+
+static void test_good_mem(void **state)
+{
+	(void)state;
+	expect_mem("64M", 64 * MIB);
+	expect_mem("64", 64 * MIB); /* plain numbers are MiB */
+	expect_mem("65536K", 64 * MIB);
+	expect_mem("65540K", 64 * MIB + 4096);
+	expect_mem("1T", 1ULL << 40);
+	expect_mem("1024G", 1ULL << 40);
+	expect_mem("2GiB", 2 * GIB);
+	expect_mem("3gb", 3 * GIB);
+}
+
+static void test_bad_timeout(void **state)
+{
+	(void)state;
+	const char *bad[] = {"0", "-1", "abc", "inf", "nan", "", "1s",
+			     "1e999", "-inf", "0.0"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		expect_bad_value("--timeout", bad[i],
+				 "--timeout: '%s' is not a positive number of seconds (at most 1e9)");
+}
+
+/* A timeout beyond time_t's range passed the check, and then converting
+ * it to a timerfd's seconds is undefined (run.c's add_timer). */
+static void test_unrepresentable_timeout_rejected(void **state)
+{
+	(void)state;
+	const char *huge[] = {"1e19", "1e300"};
+	for (size_t i = 0; i < sizeof(huge) / sizeof(huge[0]); i++) {
+		char err[256];
+		int ret = parse_error("--timeout", huge[i], err, sizeof(err));
+		if (ret != -EINVAL)
+			fail_msg("--timeout %s accepted", huge[i]);
+		assert_non_null(strstr(err, "--timeout"));
+	}
+}
+
+static void expect_timeout(const char *value, double seconds)
+{
+	struct parsed *p = parse("run", "--timeout", value);
+	expect_ok(p);
+	assert_true(p->cfg.timeout == seconds);
+	done(p);
+}
+
+static void test_good_timeout(void **state)
+{
+	(void)state;
+	expect_timeout("30", 30);
+	expect_timeout("0.5", 0.5);
+	expect_timeout("1e3", 1000);
+}
+
+static void test_bad_cache(void **state)
+{
+	(void)state;
+	const char *bad[] = {"", "sometimes", "NONE", "auto "};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		expect_bad_value("--cache", bad[i],
+				 "--cache: '%s' is not none, auto or always");
+}
+
+static void test_unknown_option(void **state)
+{
+	(void)state;
+	expect_error(parse("run", "--bogus"),
+		     "unknown option '--bogus' (try fsvm --help)");
+	expect_error(parse("run", "-x", "ls"),
+		     "unknown option '-x' (try fsvm --help)");
+	expect_error(parse("run", "--cpus", "2", "--nope=3"),
+		     "unknown option '--nope=3' (try fsvm --help)");
+}
+
+static void test_missing_value(void **state)
+{
+	(void)state;
+	const char *opts[] = {"--kernel", "--initrd", "--cpus", "--mem",
+			      "--cmdline", "--timeout", "--root", "--share",
+			      "--cache"};
+	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
+		char msg[64];
+		snprintf(msg, sizeof(msg), "option '%s' needs a value", opts[i]);
+		expect_error(parse("run", "-v", opts[i]), msg);
+	}
+}
+
+/* --verbose=1 gives a value to an option that takes none: reporting that
+ * it "needs a value" sends the user the wrong way. */
+static void test_value_for_flag_not_reported_as_missing(void **state)
+{
+	(void)state;
+	const char *args[] = {"--verbose=1", "--setup-only=yes", "--help=x",
+			      "--rw-root=no"};
+	for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++) {
+		char err[256];
+		assert_int_equal(parse_error(args[i], "ls", err, sizeof(err)),
+				 -EINVAL);
+		/* The option is named, with or without its value. */
+		size_t name_len = strcspn(args[i], "=");
+		assert_non_null(memmem(err, strlen(err), args[i], name_len));
+		if (strstr(err, "needs a value"))
+			fail_msg("'%s' reported as: %s", args[i], err);
+	}
+}
+
+/* An unknown letter inside a group of short options must be named, not
+ * the word before the group. */
+static void test_unknown_short_option_in_group_named(void **state)
+{
+	(void)state;
+	char err[256];
+	assert_int_equal(parse_error("-xv", "ls", err, sizeof(err)), -EINVAL);
+	if (!strstr(err, "-x"))
+		fail_msg("error does not name -x: %s", err);
+}
+
+static void test_unknown_subcommand(void **state)
+{
+	(void)state;
+	expect_error(parse("start"), "unknown command 'start' (try fsvm --help)");
+	expect_error(parse("Run"), "unknown command 'Run' (try fsvm --help)");
+	expect_error(parse("-v", "run"), "unknown command '-v' (try fsvm --help)");
+	expect_error(parse(""), "unknown command '' (try fsvm --help)");
+}
+
+static void test_repeated_parses_are_independent(void **state)
+{
+	(void)state;
+	/* Leave getopt mid-way through a group of short options... */
+	char err[256];
+	assert_int_equal(parse_error("-vxv", "ls", err, sizeof(err)), -EINVAL);
+	/* ...then start over: nothing may carry across. */
+	struct parsed *p = parse("run", "--cpus", "3", "y");
+	expect_ok(p);
+	assert_int_equal(p->cfg.cpus, 3);
+	assert_false(p->cfg.verbose);
+	expect_guest_argv(p, (const char *const[]){"y"}, 1);
+	done(p);
+	p = parse("run", "-v", "z");
+	expect_ok(p);
+	assert_true(p->cfg.verbose);
+	assert_int_equal(p->cfg.cpus, 1);
+	expect_guest_argv(p, (const char *const[]){"z"}, 1);
+	done(p);
+}
+
+static void test_error_truncated_to_buffer(void **state)
+{
+	(void)state;
+	char *argv[] = {"fsvm", "bogus-command-name", NULL};
+	struct fsvm_config cfg;
+	char *err = malloc(12); /* exact size: ASan sees any overrun */
+	assert_int_equal(cli_parse(2, argv, &cfg, err, 12), -EINVAL);
+	assert_string_equal(err, "unknown com");
+	free(err);
+}
+
+static void expect_share(const char *spec, const char *host,
+			 const char *guest, bool readonly)
+{
+	char *copy = strdup(spec);
+	struct cli_share share;
+	assert_int_equal(cli_parse_share(copy, &share), 0);
+	assert_string_equal(share.host, host);
+	if (guest)
+		assert_string_equal(share.guest, guest);
+	else
+		assert_null(share.guest);
+	assert_int_equal(share.readonly, readonly);
+	free(copy);
+}
+
+static void test_share_forms(void **state)
+{
+	(void)state;
+	expect_share("/h", "/h", NULL, false);
+	expect_share("h", "h", NULL, false);
+	expect_share("/h:/g", "/h", "/g", false);
+	expect_share("/h:/g:ro", "/h", "/g", true);
+	expect_share("/h:/g:rw", "/h", "/g", false);
+	expect_share("/h:ro", "/h", NULL, true);
+	expect_share("/h:rw", "/h", NULL, false);
+	expect_share("/h::ro", "/h", NULL, true);
+	expect_share("/h:", "/h", NULL, false);
+}
+
+static void test_share_rejects(void **state)
+{
+	(void)state;
+	const char *bad[] = {"", ":/g", ":ro", "/h:rel", "/h:/g:xx",
+			     "/h:/g:ro:x", "/h:/g:", "/h:/g:RO"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *copy = strdup(bad[i]);
+		struct cli_share share;
+		if (cli_parse_share(copy, &share) != -EINVAL)
+			fail_msg("share '%s' accepted", bad[i]);
+		free(copy);
+	}
+}
+
+static void test_share_option(void **state)
+{
+	(void)state;
+	struct parsed *p = parse("run", "--share", "/a:/b:ro", "--share=/c",
+				 "ls");
+	expect_ok(p);
+	assert_int_equal(p->cfg.nr_shares, 2);
+	assert_string_equal(p->cfg.shares[0].host, "/a");
+	assert_string_equal(p->cfg.shares[0].guest, "/b");
+	assert_true(p->cfg.shares[0].readonly);
+	assert_string_equal(p->cfg.shares[1].host, "/c");
+	assert_null(p->cfg.shares[1].guest);
+	assert_false(p->cfg.shares[1].readonly);
+	done(p);
+	/* The message quotes the value as given, before it was split. */
+	expect_bad_value("--share", "/h:rel:ro",
+			 "--share: '%s' is not HOST[:GUEST][:ro|rw] with an absolute GUEST path");
+}
+
+static void test_share_limit(void **state)
+{
+	(void)state;
+	const char *args[2 * (CLI_MAX_SHARES + 1) + 3] = {"fsvm", "run"};
+	int n = 2;
+	for (int i = 0; i <= CLI_MAX_SHARES; i++) {
+		args[n++] = "--share";
+		args[n++] = i < CLI_MAX_SHARES ? "/ok" : "/ninth";
+	}
+	args[n] = NULL;
+	struct parsed *p = parse_args(args);
+	assert_int_equal(p->cfg.nr_shares, CLI_MAX_SHARES);
+	expect_error(p, "--share /ninth: at most 8 shares");
+}
+
+static void expect_size(const char *s, uint64_t bytes)
+{
+	uint64_t v = 0;
+	if (cli_parse_size(s, &v))
+		fail_msg("'%s' rejected", s);
+	assert_int_equal(v, bytes);
+}
+
+static void test_size_units(void **state)
+{
+	(void)state;
+	expect_size("0", 0);
+	expect_size("512", 512 * MIB);
+	expect_size("1K", 1024);
+	expect_size("1k", 1024);
+	expect_size("3M", 3 * MIB);
+	expect_size("3m", 3 * MIB);
+	expect_size("2G", 2 * GIB);
+	expect_size("1T", 1ULL << 40);
+	expect_size("1048576K", GIB);
+}
+
+static void test_size_suffixes(void **state)
+{
+	(void)state;
+	expect_size("2MiB", 2 * MIB);
+	expect_size("2MB", 2 * MIB);
+	expect_size("2Mb", 2 * MIB);
+	expect_size("2Mi", 2 * MIB);
+	expect_size("4KiB", 4096);
+	expect_size("1GiB", GIB);
+	expect_size("1TB", 1ULL << 40);
+}
+
+static void expect_bad_size(const char *s)
+{
+	uint64_t v = 12345;
+	if (cli_parse_size(s, &v) != -EINVAL)
+		fail_msg("'%s' accepted as %llu", s, (unsigned long long)v);
+	assert_int_equal(v, 12345); /* untouched on error */
+}
+
+static void test_size_rejects(void **state)
+{
+	(void)state;
+	const char *bad[] = {"", "M", "abc", "-1", "+1", " 1", "1 ", "1Q",
+			     "1MM", "1iB", "1B", "1MiBx", "1.5G", "0x10",
+			     "1MIB"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		expect_bad_size(bad[i]);
+}
+
+static void test_size_overflow(void **state)
+{
+	(void)state;
+	expect_size("16777215T", ((1ULL << 24) - 1) << 40);
+	expect_bad_size("16777216T"); /* 2^64 */
+	expect_size("17592186044415", ((1ULL << 44) - 1) << 20);
+	expect_bad_size("17592186044416"); /* 2^44 MiB = 2^64 */
+	expect_bad_size("18014398509481984K"); /* 2^54 KiB */
+	expect_bad_size("18446744073709551615K"); /* ULLONG_MAX KiB */
+	expect_bad_size("18446744073709551616"); /* > ULLONG_MAX */
+	expect_bad_size("99999999999999999999999999G");
+}
+
+int main(void)
+{
+	const struct CMUnitTest cli[] = {
+		cmocka_unit_test(test_no_arguments),
+		cmocka_unit_test(test_help),
+		cmocka_unit_test(test_version),
+		cmocka_unit_test(test_run_defaults),
+		cmocka_unit_test(test_run_every_option),
+		cmocka_unit_test(test_run_options_with_equals),
+		cmocka_unit_test(test_last_option_wins),
+		cmocka_unit_test(test_dashdash_keeps_arguments),
+		cmocka_unit_test(test_guest_command_ends_options),
+		cmocka_unit_test(test_bad_cpus),
+		cmocka_unit_test(test_good_cpus),
+		cmocka_unit_test(test_bad_mem),
+		cmocka_unit_test(test_good_mem),
+		cmocka_unit_test(test_bad_timeout),
+		cmocka_unit_test(test_good_timeout),
+		cmocka_unit_test(test_unrepresentable_timeout_rejected),
+		cmocka_unit_test(test_bad_cache),
+		cmocka_unit_test(test_unknown_option),
+		cmocka_unit_test(test_missing_value),
+		cmocka_unit_test(test_value_for_flag_not_reported_as_missing),
+		cmocka_unit_test(test_unknown_short_option_in_group_named),
+		cmocka_unit_test(test_unknown_subcommand),
+		cmocka_unit_test(test_repeated_parses_are_independent),
+		cmocka_unit_test(test_error_truncated_to_buffer),
+		cmocka_unit_test(test_share_forms),
+		cmocka_unit_test(test_share_rejects),
+		cmocka_unit_test(test_share_option),
+		cmocka_unit_test(test_share_limit),
+		cmocka_unit_test(test_size_units),
+		cmocka_unit_test(test_size_suffixes),
+		cmocka_unit_test(test_size_rejects),
+		cmocka_unit_test(test_size_overflow),
+	};
+	return cmocka_run_group_tests(cli, NULL, NULL);
+}
