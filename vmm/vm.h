@@ -17,6 +17,7 @@
 #define EXIT_VMM_ERROR 125
 
 struct vcpu;
+struct irq_routing;
 
 struct vm {
 	int kvm_fd;
@@ -28,6 +29,7 @@ struct vm {
 	struct io_bus mmio;
 	unsigned int nr_vcpus;
 	struct vcpu *vcpus;
+	struct irq_routing *irq_routing; /* GSI table, see vmm/irq.c */
 
 	atomic_bool stopping;
 	pthread_mutex_t stop_lock;

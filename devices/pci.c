@@ -1,0 +1,147 @@
+/* PCI configuration space: header, BAR sizing and moves, capabilities. */
+#include "devices/pci.h"
+
+#include <linux/pci_regs.h>
+#include <string.h>
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	memcpy(p, &v, 2);
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+void pci_dev_init(struct pci_dev *dev, uint16_t vendor, uint16_t device,
+		  uint32_t class_rev, uint16_t subsys_vendor,
+		  uint16_t subsys_id)
+{
+	memset(dev->cfg, 0, sizeof(dev->cfg));
+	memset(dev->wmask, 0, sizeof(dev->wmask));
+	memset(dev->bars, 0, sizeof(dev->bars));
+	put16(&dev->cfg[PCI_VENDOR_ID], vendor);
+	put16(&dev->cfg[PCI_DEVICE_ID], device);
+	put32(&dev->cfg[PCI_CLASS_REVISION], class_rev);
+	put16(&dev->cfg[PCI_SUBSYSTEM_VENDOR_ID], subsys_vendor);
+	put16(&dev->cfg[PCI_SUBSYSTEM_ID], subsys_id);
+	dev->cfg[PCI_HEADER_TYPE] = PCI_HEADER_TYPE_NORMAL;
+	put16(&dev->wmask[PCI_COMMAND],
+	      PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER | PCI_COMMAND_INTX_DISABLE);
+	dev->wmask[PCI_INTERRUPT_LINE] = 0xff;
+	dev->next_cap = PCI_CAP_START;
+	dev->last_cap_next = &dev->cfg[PCI_CAPABILITY_LIST];
+}
+
+void pci_dev_set_bar(struct pci_dev *dev, int bar, uint64_t addr,
+		     uint64_t size, bool is64, bool prefetch)
+{
+	dev->bars[bar] = (struct pci_bar){.addr = addr, .size = size,
+					  .is64 = is64, .prefetch = prefetch};
+	uint32_t lo = (uint32_t)addr | (is64 ? PCI_BASE_ADDRESS_MEM_TYPE_64 : 0) |
+		      (prefetch ? PCI_BASE_ADDRESS_MEM_PREFETCH : 0);
+	put32(&dev->cfg[PCI_BASE_ADDRESS_0 + 4 * bar], lo);
+	if (is64)
+		put32(&dev->cfg[PCI_BASE_ADDRESS_0 + 4 * (bar + 1)],
+		      (uint32_t)(addr >> 32));
+}
+
+unsigned int pci_dev_add_cap(struct pci_dev *dev, const void *data,
+			     unsigned int len)
+{
+	unsigned int off = dev->next_cap;
+	if (off + len > PCI_CFG_SIZE)
+		return 0;
+	memcpy(&dev->cfg[off], data, len);
+	dev->cfg[off + PCI_CAP_LIST_NEXT] = 0;
+	*dev->last_cap_next = (uint8_t)off;
+	dev->last_cap_next = &dev->cfg[off + PCI_CAP_LIST_NEXT];
+	dev->cfg[PCI_STATUS] |= PCI_STATUS_CAP_LIST;
+	dev->next_cap = (uint8_t)((off + len + 3) & ~3u);
+	return off;
+}
+
+void pci_cfg_read(struct pci_dev *dev, unsigned int off, uint8_t *data,
+		  unsigned int size)
+{
+	if (off >= PCI_CFG_SIZE || size > PCI_CFG_SIZE - off) {
+		memset(data, 0xff, size);
+		return;
+	}
+	memcpy(data, &dev->cfg[off], size);
+}
+
+/* A BAR register write: sizing (all ones) reads back the size mask;
+ * anything else moves the BAR. */
+static void pci_bar_write(struct pci_dev *dev, unsigned int reg,
+			  uint32_t value)
+{
+	int idx = (int)(reg - PCI_BASE_ADDRESS_0) / 4;
+	bool high = false;
+	if (idx > 0 && dev->bars[idx - 1].is64) {
+		idx--;
+		high = true;
+	}
+	struct pci_bar *bar = &dev->bars[idx];
+	if (!bar->size)
+		return; /* unimplemented BARs read as zero */
+	uint64_t mask = ~(bar->size - 1);
+	uint64_t addr = bar->addr;
+	if (high)
+		addr = (addr & 0xffffffffULL) | ((uint64_t)value << 32);
+	else
+		addr = (addr & ~0xffffffffULL) | (value & ~0xfULL);
+	addr &= mask;
+	if (!bar->is64)
+		addr &= 0xffffffffULL;
+
+	uint64_t old = bar->addr;
+	bar->addr = addr;
+	uint32_t lo = (uint32_t)addr | (bar->is64 ? PCI_BASE_ADDRESS_MEM_TYPE_64 : 0) |
+		      (bar->prefetch ? PCI_BASE_ADDRESS_MEM_PREFETCH : 0);
+	put32(&dev->cfg[PCI_BASE_ADDRESS_0 + 4 * idx], lo);
+	if (bar->is64)
+		put32(&dev->cfg[PCI_BASE_ADDRESS_0 + 4 * (idx + 1)],
+		      (uint32_t)(addr >> 32));
+	if (old != addr && dev->bar_moved)
+		dev->bar_moved(dev, idx, old);
+}
+
+void pci_cfg_write(struct pci_dev *dev, unsigned int off,
+		   const uint8_t *data, unsigned int size)
+{
+	if (off >= PCI_CFG_SIZE || size > PCI_CFG_SIZE - off)
+		return;
+	if (off >= PCI_BASE_ADDRESS_0 && off <= PCI_BASE_ADDRESS_5 + 3) {
+		if (size == 4 && off % 4 == 0) {
+			uint32_t v;
+			memcpy(&v, data, 4);
+			pci_bar_write(dev, off, v);
+		}
+		return;
+	}
+	for (unsigned int i = 0; i < size; i++) {
+		uint8_t m = dev->wmask[off + i];
+		dev->cfg[off + i] = (uint8_t)((dev->cfg[off + i] & ~m) |
+					      (data[i] & m));
+	}
+	if (dev->cfg_written)
+		dev->cfg_written(dev, off, size);
+}
+
+bool pci_dev_bar_lookup(const struct pci_dev *dev, uint64_t addr, int *bar,
+			uint64_t *off)
+{
+	if (!(dev->cfg[PCI_COMMAND] & PCI_COMMAND_MEMORY))
+		return false;
+	for (int i = 0; i < PCI_BAR_COUNT; i++) {
+		const struct pci_bar *b = &dev->bars[i];
+		if (b->size && addr >= b->addr && addr - b->addr < b->size) {
+			*bar = i;
+			*off = addr - b->addr;
+			return true;
+		}
+	}
+	return false;
+}

@@ -1,0 +1,61 @@
+/* PCI devices as the host bridge sees them: a 256-byte configuration space
+ * with writable-bit masks, BARs the guest may move, and access hooks. */
+#ifndef FSVM_PCI_H
+#define FSVM_PCI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define PCI_CFG_SIZE 256
+#define PCI_BAR_COUNT 6
+#define PCI_CAP_START 0x40
+
+struct pci_dev;
+
+struct pci_bar {
+	uint64_t addr;
+	uint64_t size; /* power of two; 0: BAR unused */
+	bool is64;
+	bool prefetch;
+};
+
+struct pci_dev {
+	uint8_t cfg[PCI_CFG_SIZE];
+	uint8_t wmask[PCI_CFG_SIZE]; /* bits the guest may change */
+	struct pci_bar bars[PCI_BAR_COUNT];
+	uint8_t next_cap;            /* where the next capability goes */
+	uint8_t *last_cap_next;      /* link of the last capability */
+	/* An access inside BAR bar at offset off (data little-endian). */
+	void (*bar_access)(struct pci_dev *dev, int bar, uint64_t off,
+			   bool is_write, uint8_t *data, unsigned int size);
+	/* The guest wrote config space at [off, off + size). */
+	void (*cfg_written)(struct pci_dev *dev, unsigned int off,
+			    unsigned int size);
+	/* The guest moved a BAR (after sizing or reprogramming). */
+	void (*bar_moved)(struct pci_dev *dev, int bar, uint64_t old_addr);
+	void *opaque;
+};
+
+/* Fills the header for an endpoint (header type 0). */
+void pci_dev_init(struct pci_dev *dev, uint16_t vendor, uint16_t device,
+		  uint32_t class_rev, uint16_t subsys_vendor,
+		  uint16_t subsys_id);
+/* Declares a memory BAR at a placement chosen by the VMM. */
+void pci_dev_set_bar(struct pci_dev *dev, int bar, uint64_t addr,
+		     uint64_t size, bool is64, bool prefetch);
+/* Appends a capability (len bytes at data, id in data[0]); returns its
+ * config-space offset or 0 when the space is full. */
+unsigned int pci_dev_add_cap(struct pci_dev *dev, const void *data,
+			     unsigned int len);
+
+/* Config-space access as the host bridge forwards it. */
+void pci_cfg_read(struct pci_dev *dev, unsigned int off, uint8_t *data,
+		  unsigned int size);
+void pci_cfg_write(struct pci_dev *dev, unsigned int off,
+		   const uint8_t *data, unsigned int size);
+
+/* True if the device decodes memory and addr falls in one of its BARs. */
+bool pci_dev_bar_lookup(const struct pci_dev *dev, uint64_t addr, int *bar,
+			uint64_t *off);
+
+#endif

@@ -1,0 +1,34 @@
+/* The PCI host bridge: configuration mechanism #1 (ports 0xcf8/0xcfc) on
+ * bus 0, and dispatch of MMIO in the PCI window to the owning BAR. */
+#ifndef FSVM_PCI_HOST_H
+#define FSVM_PCI_HOST_H
+
+#include <pthread.h>
+
+#include "devices/pci.h"
+#include "vmm/io_bus.h"
+
+#define PCI_HOST_SLOTS 32
+#define PCI_CONFIG_ADDR_PORT 0xcf8
+#define PCI_CONFIG_DATA_PORT 0xcfc
+/* 32-bit BARs live in the hole below 4 GiB, under the I/O APIC. */
+#define PCI_MMIO32_START 0xc0000000ULL
+#define PCI_MMIO32_END 0xfec00000ULL
+
+struct pci_host {
+	pthread_mutex_t lock;
+	uint32_t config_addr;
+	struct pci_dev bridge;
+	struct pci_dev *slots[PCI_HOST_SLOTS];
+	uint64_t next_mmio32;
+};
+
+/* Registers the config ports and the MMIO window on the buses. */
+int pci_host_init(struct pci_host *host, struct io_bus *pio,
+		  struct io_bus *mmio);
+/* Plugs dev into the next free slot; returns the slot or -ENOSPC. */
+int pci_host_add(struct pci_host *host, struct pci_dev *dev);
+/* Hands out naturally aligned space for a 32-bit BAR. */
+uint64_t pci_host_alloc_mmio32(struct pci_host *host, uint64_t size);
+
+#endif

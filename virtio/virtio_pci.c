@@ -1,0 +1,490 @@
+/* virtio-pci modern transport (virtio 1.x, 4.1) with MSI-X. */
+#include "virtio/virtio_pci.h"
+
+#include <errno.h>
+#include <linux/pci_regs.h>
+#include <linux/virtio_config.h>
+#include <linux/virtio_pci.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "vmm/irq.h"
+#include "vmm/log.h"
+
+/* BAR 0 layout. */
+#define BAR0_COMMON 0x0000
+#define BAR0_ISR 0x1000
+#define BAR0_DEVICE 0x2000
+#define BAR0_NOTIFY 0x3000
+#define BAR0_MSIX_TABLE 0x4000
+#define BAR0_MSIX_PBA 0x5000
+#define BAR0_SIZE 0x8000
+#define NOTIFY_MULTIPLIER 4
+#define SHM_BAR 2
+
+#define VIRTIO_PCI_VENDOR 0x1af4
+#define VIRTIO_PCI_DEVICE_BASE 0x1040
+#define VIRTIO_PCI_REVISION 1
+#define PCI_CLASS_STORAGE_OTHER_REV 0x01800000
+
+static uint64_t bar0_addr(const struct virtio_pci *vp)
+{
+	return vp->pci.bars[0].addr;
+}
+
+/* --- MSI-X: each vector is an irqfd on its own GSI, live while unmasked. */
+
+static bool msix_enabled(const struct virtio_pci *vp, bool *fn_masked)
+{
+	uint16_t ctrl;
+	memcpy(&ctrl, &vp->pci.cfg[vp->msix_cap + PCI_MSIX_FLAGS], 2);
+	*fn_masked = ctrl & PCI_MSIX_FLAGS_MASKALL;
+	return ctrl & PCI_MSIX_FLAGS_ENABLE;
+}
+
+static void msix_update_vector(struct virtio_pci *vp, unsigned int v)
+{
+	bool fn_masked;
+	bool enabled = msix_enabled(vp, &fn_masked);
+	const struct msix_entry *e = &vp->msix[v];
+	bool live = enabled && !fn_masked &&
+		    !(e->ctrl & PCI_MSIX_ENTRY_CTRL_MASKBIT);
+
+	if (live) {
+		uint64_t addr = ((uint64_t)e->addr_hi << 32) | e->addr_lo;
+		int err = irq_set_msi_route(vp->vm, vp->vector_gsi[v], addr,
+					    e->data);
+		if (err)
+			log_error("virtio-pci: MSI route for vector %u: %s", v,
+				  strerror(-err));
+	}
+	if (live == vp->vector_live[v])
+		return;
+	/* A signal sent while masked stays in the eventfd and is delivered
+	 * as soon as the irqfd is assigned again. */
+	int err = irq_irqfd(vp->vm, vp->vector_fd[v], vp->vector_gsi[v], live);
+	if (err)
+		log_error("virtio-pci: irqfd for vector %u: %s", v,
+			  strerror(-err));
+	else
+		vp->vector_live[v] = live;
+}
+
+static void msix_table_access(struct virtio_pci *vp, uint64_t off,
+			      bool is_write, uint8_t *data, unsigned int size)
+{
+	unsigned int v = (unsigned int)(off / PCI_MSIX_ENTRY_SIZE);
+	unsigned int field = (unsigned int)(off % PCI_MSIX_ENTRY_SIZE);
+	if (v >= vp->nr_vectors || size != 4 || field % 4) {
+		if (!is_write)
+			memset(data, 0, size);
+		return;
+	}
+	uint32_t *word = (uint32_t *)&vp->msix[v] + field / 4;
+	if (!is_write) {
+		memcpy(data, word, 4);
+		return;
+	}
+	memcpy(word, data, 4);
+	if (field == PCI_MSIX_ENTRY_VECTOR_CTRL)
+		vp->msix[v].ctrl &= PCI_MSIX_ENTRY_CTRL_MASKBIT;
+	msix_update_vector(vp, v);
+}
+
+static void virtio_pci_cfg_written(struct pci_dev *pci, unsigned int off,
+				   unsigned int size)
+{
+	struct virtio_pci *vp = pci->opaque;
+	unsigned int flags = vp->msix_cap + PCI_MSIX_FLAGS;
+	if (off > flags + 1 || off + size <= flags)
+		return;
+	pthread_mutex_lock(&vp->lock);
+	for (unsigned int v = 0; v < vp->nr_vectors; v++)
+		msix_update_vector(vp, v);
+	pthread_mutex_unlock(&vp->lock);
+}
+
+/* --- queues and device status. */
+
+static void queue_doorbells(struct virtio_pci *vp, uint64_t base, bool assign)
+{
+	for (unsigned int q = 0; q < vp->dev->num_queues; q++) {
+		if (!vp->qcfg[q].enabled)
+			continue;
+		int err = irq_ioeventfd(vp->vm,
+					base + BAR0_NOTIFY + q * NOTIFY_MULTIPLIER,
+					2, vp->queues[q].kick_fd, assign);
+		if (err)
+			log_error("virtio-pci: ioeventfd for queue %u: %s", q,
+				  strerror(-err));
+	}
+}
+
+static void virtio_pci_reset(struct virtio_pci *vp)
+{
+	if (vp->active) {
+		vp->dev->reset(vp->dev->opaque);
+		queue_doorbells(vp, bar0_addr(vp), false);
+		vp->active = false;
+	}
+	for (unsigned int q = 0; q < vp->dev->num_queues; q++) {
+		vp->qcfg[q] = (struct virtio_pci_queue_cfg){
+			.size = vp->dev->queue_max_size,
+			.vector = VIRTIO_MSI_NO_VECTOR};
+		uint64_t drain;
+		while (read(vp->queues[q].kick_fd, &drain, sizeof(drain)) > 0)
+			;
+	}
+	vp->driver_features = 0;
+	vp->device_feature_select = vp->driver_feature_select = 0;
+	vp->config_vector = VIRTIO_MSI_NO_VECTOR;
+	vp->queue_select = 0;
+	vp->isr = 0;
+	vp->status = 0;
+}
+
+/* DRIVER_OK: map the rings, wire doorbells and interrupts, start the
+ * device. Any failure leaves the device in DEVICE_NEEDS_RESET. */
+static void virtio_pci_activate(struct virtio_pci *vp)
+{
+	const struct virtio_dev *dev = vp->dev;
+	bool event_idx = vp->driver_features & (1ULL << VIRTIO_RING_F_EVENT_IDX);
+	bool indirect = vp->driver_features &
+			(1ULL << VIRTIO_RING_F_INDIRECT_DESC);
+
+	for (unsigned int q = 0; q < dev->num_queues; q++) {
+		struct virtio_pci_queue_cfg *c = &vp->qcfg[q];
+		struct virtio_queue *vq = &vp->queues[q];
+		vq->call_fd = -1;
+		if (!c->enabled)
+			continue;
+		int err = virtq_init(&vq->vq, &vp->vm->mem, c->size, c->desc,
+				     c->avail, c->used, event_idx, indirect);
+		if (err) {
+			log_error("virtio-pci: queue %u has bad rings: %s", q,
+				  strerror(-err));
+			vp->status |= VIRTIO_CONFIG_S_NEEDS_RESET;
+			return;
+		}
+		if (c->vector < vp->nr_vectors)
+			vq->call_fd = vp->vector_fd[c->vector];
+	}
+	queue_doorbells(vp, bar0_addr(vp), true);
+	int err = dev->activate(dev->opaque, vp->queues, dev->num_queues,
+				vp->driver_features);
+	if (err) {
+		log_error("virtio-pci: device %u failed to start: %s",
+			  dev->device_id, strerror(-err));
+		queue_doorbells(vp, bar0_addr(vp), false);
+		vp->status |= VIRTIO_CONFIG_S_NEEDS_RESET;
+		return;
+	}
+	vp->active = true;
+}
+
+static void virtio_pci_set_status(struct virtio_pci *vp, uint8_t status)
+{
+	if (status == 0) {
+		virtio_pci_reset(vp);
+		return;
+	}
+	if ((status & VIRTIO_CONFIG_S_FEATURES_OK) &&
+	    !(vp->status & VIRTIO_CONFIG_S_FEATURES_OK)) {
+		/* Refuse features we did not offer, and legacy drivers. */
+		if ((vp->driver_features & ~vp->dev->features) ||
+		    !(vp->driver_features & (1ULL << VIRTIO_F_VERSION_1)))
+			status &= (uint8_t)~VIRTIO_CONFIG_S_FEATURES_OK;
+	}
+	bool to_ok = (status & VIRTIO_CONFIG_S_DRIVER_OK) &&
+		     !(vp->status & VIRTIO_CONFIG_S_DRIVER_OK);
+	vp->status = status | (vp->status & VIRTIO_CONFIG_S_NEEDS_RESET);
+	if (to_ok && (status & VIRTIO_CONFIG_S_FEATURES_OK))
+		virtio_pci_activate(vp);
+}
+
+/* --- the common configuration structure. */
+
+static struct virtio_pci_queue_cfg *selected_queue(struct virtio_pci *vp)
+{
+	return vp->queue_select < vp->dev->num_queues
+		       ? &vp->qcfg[vp->queue_select]
+		       : NULL;
+}
+
+static void common_read(struct virtio_pci *vp, uint64_t off, uint8_t *data,
+			unsigned int size)
+{
+	struct virtio_pci_common_cfg c = {0};
+	uint64_t feats = vp->dev->features;
+	c.device_feature_select = vp->device_feature_select;
+	c.device_feature = vp->device_feature_select < 2
+				   ? (uint32_t)(feats >> (32 * vp->device_feature_select))
+				   : 0;
+	c.guest_feature_select = vp->driver_feature_select;
+	c.guest_feature = vp->driver_feature_select < 2
+				  ? (uint32_t)(vp->driver_features >>
+					       (32 * vp->driver_feature_select))
+				  : 0;
+	c.msix_config = vp->config_vector;
+	c.num_queues = vp->dev->num_queues;
+	c.device_status = vp->status;
+	c.config_generation = vp->config_generation;
+	c.queue_select = vp->queue_select;
+	const struct virtio_pci_queue_cfg *q = selected_queue(vp);
+	if (q) {
+		c.queue_size = q->size;
+		c.queue_msix_vector = q->vector;
+		c.queue_enable = q->enabled;
+		c.queue_notify_off = vp->queue_select;
+		c.queue_desc_lo = (uint32_t)q->desc;
+		c.queue_desc_hi = (uint32_t)(q->desc >> 32);
+		c.queue_avail_lo = (uint32_t)q->avail;
+		c.queue_avail_hi = (uint32_t)(q->avail >> 32);
+		c.queue_used_lo = (uint32_t)q->used;
+		c.queue_used_hi = (uint32_t)(q->used >> 32);
+	}
+	if (off + size > sizeof(c)) {
+		memset(data, 0, size);
+		return;
+	}
+	memcpy(data, (uint8_t *)&c + off, size);
+}
+
+static void set_half(uint64_t *v, bool high, uint32_t half)
+{
+	if (high)
+		*v = (*v & 0xffffffffULL) | ((uint64_t)half << 32);
+	else
+		*v = (*v & ~0xffffffffULL) | half;
+}
+
+static void common_write(struct virtio_pci *vp, uint64_t off,
+			 const uint8_t *data, unsigned int size)
+{
+	uint32_t v = 0;
+	memcpy(&v, data, size < 4 ? size : 4);
+	struct virtio_pci_queue_cfg *q = selected_queue(vp);
+	/* Ring layout may change only while the queue is disabled. */
+	bool q_writable = q && !q->enabled && !vp->active;
+
+	switch (off) {
+	case offsetof(struct virtio_pci_common_cfg, device_feature_select):
+		vp->device_feature_select = v;
+		break;
+	case offsetof(struct virtio_pci_common_cfg, guest_feature_select):
+		vp->driver_feature_select = v;
+		break;
+	case offsetof(struct virtio_pci_common_cfg, guest_feature):
+		if (vp->driver_feature_select < 2 &&
+		    !(vp->status & VIRTIO_CONFIG_S_FEATURES_OK)) {
+			uint64_t mask = 0xffffffffULL
+					<< (32 * vp->driver_feature_select);
+			vp->driver_features =
+				(vp->driver_features & ~mask) |
+				((uint64_t)v << (32 * vp->driver_feature_select));
+		}
+		break;
+	case offsetof(struct virtio_pci_common_cfg, msix_config):
+		vp->config_vector = (uint16_t)v;
+		break;
+	case offsetof(struct virtio_pci_common_cfg, device_status):
+		virtio_pci_set_status(vp, (uint8_t)v);
+		break;
+	case offsetof(struct virtio_pci_common_cfg, queue_select):
+		vp->queue_select = (uint16_t)v;
+		break;
+	case offsetof(struct virtio_pci_common_cfg, queue_size):
+		/* Power-of-two sizes up to the maximum (split rings). */
+		if (q_writable && v && v <= vp->dev->queue_max_size &&
+		    !(v & (v - 1)))
+			q->size = (uint16_t)v;
+		break;
+	case offsetof(struct virtio_pci_common_cfg, queue_msix_vector):
+		if (q && !vp->active)
+			q->vector = (uint16_t)v < vp->nr_vectors
+					    ? (uint16_t)v
+					    : VIRTIO_MSI_NO_VECTOR;
+		break;
+	case offsetof(struct virtio_pci_common_cfg, queue_enable):
+		if (q_writable && v == 1)
+			q->enabled = true;
+		break;
+	case offsetof(struct virtio_pci_common_cfg, queue_desc_lo):
+	case offsetof(struct virtio_pci_common_cfg, queue_desc_hi):
+		if (q_writable)
+			set_half(&q->desc, off % 8, v);
+		break;
+	case offsetof(struct virtio_pci_common_cfg, queue_avail_lo):
+	case offsetof(struct virtio_pci_common_cfg, queue_avail_hi):
+		if (q_writable)
+			set_half(&q->avail, off % 8, v);
+		break;
+	case offsetof(struct virtio_pci_common_cfg, queue_used_lo):
+	case offsetof(struct virtio_pci_common_cfg, queue_used_hi):
+		if (q_writable)
+			set_half(&q->used, off % 8, v);
+		break;
+	default:
+		break; /* read-only or unknown: ignored */
+	}
+}
+
+/* A doorbell that reached us as an exit (no ioeventfd yet): forward it. */
+static void notify_write(struct virtio_pci *vp, uint64_t off)
+{
+	uint64_t q = off / NOTIFY_MULTIPLIER;
+	uint64_t one = 1;
+	if (q < vp->dev->num_queues &&
+	    write(vp->queues[q].kick_fd, &one, sizeof(one)) < 0)
+		log_error("virtio-pci: kick queue %llu: %s",
+			  (unsigned long long)q, strerror(errno));
+}
+
+static void virtio_pci_bar_access(struct pci_dev *pci, int bar, uint64_t off,
+				  bool is_write, uint8_t *data,
+				  unsigned int size)
+{
+	struct virtio_pci *vp = pci->opaque;
+	if (bar != 0 || size > 8) {
+		if (!is_write)
+			memset(data, 0xff, size);
+		return;
+	}
+	pthread_mutex_lock(&vp->lock);
+	if (off < BAR0_ISR) {
+		if (is_write)
+			common_write(vp, off - BAR0_COMMON, data, size);
+		else
+			common_read(vp, off - BAR0_COMMON, data, size);
+	} else if (off < BAR0_DEVICE) {
+		if (!is_write) {
+			memset(data, 0, size);
+			data[0] = vp->isr; /* reading acknowledges */
+			vp->isr = 0;
+		}
+	} else if (off < BAR0_NOTIFY) {
+		uint64_t o = off - BAR0_DEVICE;
+		if (!is_write) {
+			memset(data, 0, size);
+			if (o < vp->dev->config_len)
+				memcpy(data, (const uint8_t *)vp->dev->config + o,
+				       o + size <= vp->dev->config_len
+					       ? size
+					       : vp->dev->config_len - o);
+		}
+	} else if (off < BAR0_MSIX_TABLE) {
+		if (is_write)
+			notify_write(vp, off - BAR0_NOTIFY);
+		else
+			memset(data, 0, size);
+	} else if (off < BAR0_MSIX_PBA) {
+		msix_table_access(vp, off - BAR0_MSIX_TABLE, is_write, data,
+				  size);
+	} else if (!is_write) {
+		memset(data, 0, size); /* PBA: nothing pending we track */
+	}
+	pthread_mutex_unlock(&vp->lock);
+}
+
+static void virtio_pci_bar_moved(struct pci_dev *pci, int bar,
+				 uint64_t old_addr)
+{
+	struct virtio_pci *vp = pci->opaque;
+	if (bar != 0 || !vp->active)
+		return;
+	queue_doorbells(vp, old_addr, false);
+	queue_doorbells(vp, bar0_addr(vp), true);
+}
+
+/* --- capabilities. */
+
+static void add_virtio_cap(struct virtio_pci *vp, uint8_t type, uint32_t off,
+			   uint32_t len)
+{
+	struct virtio_pci_cap cap = {
+		.cap_vndr = PCI_CAP_ID_VNDR, .cap_len = sizeof(cap),
+		.cfg_type = type, .bar = 0, .offset = off, .length = len};
+	pci_dev_add_cap(&vp->pci, &cap, sizeof(cap));
+}
+
+static void add_caps(struct virtio_pci *vp)
+{
+	const struct virtio_dev *dev = vp->dev;
+	add_virtio_cap(vp, VIRTIO_PCI_CAP_COMMON_CFG, BAR0_COMMON,
+		       sizeof(struct virtio_pci_common_cfg));
+	struct virtio_pci_notify_cap notify = {
+		.cap = {.cap_vndr = PCI_CAP_ID_VNDR, .cap_len = sizeof(notify),
+			.cfg_type = VIRTIO_PCI_CAP_NOTIFY_CFG, .bar = 0,
+			.offset = BAR0_NOTIFY,
+			.length = dev->num_queues * NOTIFY_MULTIPLIER},
+		.notify_off_multiplier = NOTIFY_MULTIPLIER};
+	pci_dev_add_cap(&vp->pci, &notify, sizeof(notify));
+	add_virtio_cap(vp, VIRTIO_PCI_CAP_ISR_CFG, BAR0_ISR, 1);
+	if (dev->config_len)
+		add_virtio_cap(vp, VIRTIO_PCI_CAP_DEVICE_CFG, BAR0_DEVICE,
+			       (uint32_t)dev->config_len);
+	if (dev->shm_size) {
+		struct virtio_pci_cap64 shm = {
+			.cap = {.cap_vndr = PCI_CAP_ID_VNDR,
+				.cap_len = sizeof(shm),
+				.cfg_type = VIRTIO_PCI_CAP_SHARED_MEMORY_CFG,
+				.bar = SHM_BAR, .id = dev->shm_id, .offset = 0,
+				.length = (uint32_t)dev->shm_size},
+			.offset_hi = 0,
+			.length_hi = (uint32_t)(dev->shm_size >> 32)};
+		pci_dev_add_cap(&vp->pci, &shm, sizeof(shm));
+	}
+	uint8_t msix[12] = {PCI_CAP_ID_MSIX, 0};
+	uint16_t flags = (uint16_t)(vp->nr_vectors - 1);
+	uint32_t table = BAR0_MSIX_TABLE, pba = BAR0_MSIX_PBA; /* BIR 0 */
+	memcpy(&msix[PCI_MSIX_FLAGS], &flags, 2);
+	memcpy(&msix[PCI_MSIX_TABLE], &table, 4);
+	memcpy(&msix[PCI_MSIX_PBA], &pba, 4);
+	vp->msix_cap = pci_dev_add_cap(&vp->pci, msix, sizeof(msix));
+	uint16_t wmask = PCI_MSIX_FLAGS_ENABLE | PCI_MSIX_FLAGS_MASKALL;
+	memcpy(&vp->pci.wmask[vp->msix_cap + PCI_MSIX_FLAGS], &wmask, 2);
+}
+
+int virtio_pci_init(struct virtio_pci *vp, struct vm *vm,
+		    struct pci_host *host, const struct virtio_dev *dev)
+{
+	memset(vp, 0, sizeof(*vp));
+	if (dev->num_queues == 0 || dev->num_queues > VIRTIO_PCI_MAX_QUEUES)
+		return -EINVAL;
+	pthread_mutex_init(&vp->lock, NULL);
+	vp->vm = vm;
+	vp->dev = dev;
+	vp->nr_vectors = dev->num_queues + 1u;
+	for (unsigned int v = 0; v < vp->nr_vectors; v++) {
+		vp->msix[v].ctrl = PCI_MSIX_ENTRY_CTRL_MASKBIT;
+		vp->vector_gsi[v] = irq_alloc_msi_gsi(vm);
+		vp->vector_fd[v] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (vp->vector_gsi[v] < 0 || vp->vector_fd[v] < 0)
+			return vp->vector_gsi[v] < 0 ? vp->vector_gsi[v] : -errno;
+	}
+	for (unsigned int q = 0; q < dev->num_queues; q++) {
+		vp->queues[q].kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		vp->queues[q].call_fd = -1;
+		if (vp->queues[q].kick_fd < 0)
+			return -errno;
+	}
+
+	pci_dev_init(&vp->pci, VIRTIO_PCI_VENDOR,
+		     (uint16_t)(VIRTIO_PCI_DEVICE_BASE + dev->device_id),
+		     PCI_CLASS_STORAGE_OTHER_REV | VIRTIO_PCI_REVISION,
+		     VIRTIO_PCI_VENDOR, dev->device_id);
+	vp->pci.opaque = vp;
+	vp->pci.bar_access = virtio_pci_bar_access;
+	vp->pci.cfg_written = virtio_pci_cfg_written;
+	vp->pci.bar_moved = virtio_pci_bar_moved;
+	uint64_t bar0 = pci_host_alloc_mmio32(host, BAR0_SIZE);
+	if (!bar0)
+		return -ENOSPC;
+	pci_dev_set_bar(&vp->pci, 0, bar0, BAR0_SIZE, false, false);
+	add_caps(vp);
+	virtio_pci_reset(vp);
+	int slot = pci_host_add(host, &vp->pci);
+	return slot < 0 ? slot : 0;
+}

@@ -1,0 +1,59 @@
+/* virtio-pci (modern) transport: common/notify/ISR/device-config
+ * capabilities in BAR 0, MSI-X with one vector per queue routed through
+ * KVM irqfds, and queue doorbells through KVM ioeventfds. */
+#ifndef FSVM_VIRTIO_PCI_H
+#define FSVM_VIRTIO_PCI_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "devices/pci.h"
+#include "devices/pci_host.h"
+#include "virtio/virtio_dev.h"
+#include "vmm/vm.h"
+
+#define VIRTIO_PCI_MAX_QUEUES 64
+#define VIRTIO_PCI_MAX_VECTORS (VIRTIO_PCI_MAX_QUEUES + 1)
+
+struct virtio_pci_queue_cfg {
+	uint16_t size;
+	uint16_t vector;
+	bool enabled;
+	uint64_t desc, avail, used;
+};
+
+struct msix_entry {
+	uint32_t addr_lo, addr_hi, data, ctrl;
+};
+
+struct virtio_pci {
+	struct pci_dev pci;
+	struct vm *vm;
+	const struct virtio_dev *dev;
+	pthread_mutex_t lock;
+
+	uint32_t device_feature_select;
+	uint32_t driver_feature_select;
+	uint64_t driver_features;
+	uint16_t config_vector;
+	uint8_t status;
+	uint8_t config_generation;
+	uint16_t queue_select;
+	uint8_t isr;
+	struct virtio_pci_queue_cfg qcfg[VIRTIO_PCI_MAX_QUEUES];
+	struct virtio_queue queues[VIRTIO_PCI_MAX_QUEUES];
+	bool active;  /* DRIVER_OK seen and the device activated */
+
+	unsigned int nr_vectors;
+	struct msix_entry msix[VIRTIO_PCI_MAX_VECTORS];
+	int vector_gsi[VIRTIO_PCI_MAX_VECTORS];
+	int vector_fd[VIRTIO_PCI_MAX_VECTORS];
+	bool vector_live[VIRTIO_PCI_MAX_VECTORS]; /* irqfd assigned */
+	unsigned int msix_cap; /* config-space offset of the MSI-X cap */
+};
+
+/* Creates the transport for dev and plugs it into the host bridge. */
+int virtio_pci_init(struct virtio_pci *vp, struct vm *vm,
+		    struct pci_host *host, const struct virtio_dev *dev);
+
+#endif

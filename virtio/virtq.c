@@ -1,0 +1,186 @@
+/* Split-ring walker with chain length caps, loop detection, indirect
+ * tables, and EVENT_IDX notification suppression. */
+#include "virtio/virtq.h"
+
+#include <errno.h>
+#include <string.h>
+
+/* Guest-shared fields are read once, through volatile, into locals. */
+#define READ_ONCE(x) (*(const volatile __typeof__(x) *)&(x))
+#define WRITE_ONCE(x, v) (*(volatile __typeof__(x) *)&(x) = (v))
+
+static inline void virtq_mb(void)
+{
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
+static inline void virtq_rmb(void)
+{
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+}
+
+static inline void virtq_wmb(void)
+{
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+}
+
+int virtq_init(struct virtq *q, const struct guest_mem *mem, uint16_t size,
+	       uint64_t desc_gpa, uint64_t avail_gpa, uint64_t used_gpa,
+	       bool event_idx, bool indirect)
+{
+	memset(q, 0, sizeof(*q));
+	/* Split rings are a power of two in size (virtio 1.x, 2.7). */
+	if (size == 0 || (size & (size - 1)) || size > VIRTQ_MAX_SIZE)
+		return -EINVAL;
+	if ((desc_gpa & 15) || (avail_gpa & 1) || (used_gpa & 3))
+		return -EINVAL;
+	/* Each ring is mapped with room for its trailing event field. */
+	q->desc = guest_ptr(mem, desc_gpa, (uint64_t)size * sizeof(struct vring_desc));
+	q->avail = guest_ptr(mem, avail_gpa, 6 + 2ULL * size);
+	q->used = guest_ptr(mem, used_gpa,
+			    6 + (uint64_t)size * sizeof(struct vring_used_elem));
+	if (!q->desc || !q->avail || !q->used)
+		return -EFAULT;
+	/* The event fields sit just past each ring (virtio 1.x, 2.7.10). */
+	q->used_event = (uint16_t *)((uint8_t *)q->avail + 4 + 2ULL * size);
+	q->avail_event = (uint16_t *)((uint8_t *)q->used + 4 +
+				      (uint64_t)size * sizeof(struct vring_used_elem));
+	q->mem = mem;
+	q->size = size;
+	q->event_idx = event_idx;
+	q->indirect = indirect;
+	q->used_idx = READ_ONCE(q->used->idx);
+	q->last_avail = q->used_idx;
+	return 0;
+}
+
+static int chain_add(struct virtq_chain *c, const struct guest_mem *mem,
+		     uint64_t addr, uint32_t len, bool writable)
+{
+	if (len == 0)
+		return 0; /* nothing to transfer; harmless */
+	if (!writable && c->nr_writable)
+		return -EINVAL; /* readable after writable: spec violation */
+	int *n = writable ? &c->nr_writable : &c->nr_readable;
+	if (*n == VIRTQ_MAX_SEGS)
+		return -E2BIG;
+	void *p = guest_ptr(mem, addr, len);
+	if (!p)
+		return -EFAULT;
+	struct iovec *iov = writable ? c->writable : c->readable;
+	iov[(*n)++] = (struct iovec){.iov_base = p, .iov_len = len};
+	return 0;
+}
+
+/* Walks an indirect table: it may not chain further indirect tables. */
+static int walk_indirect(struct virtq *q, struct virtq_chain *c,
+			 uint64_t addr, uint32_t len)
+{
+	if (!q->indirect || len == 0 || len % sizeof(struct vring_desc))
+		return -EINVAL;
+	uint32_t n = len / sizeof(struct vring_desc);
+	const struct vring_desc *table = guest_ptr(q->mem, addr, len);
+	if (!table)
+		return -EFAULT;
+	uint32_t i = 0;
+	for (uint32_t steps = 0;; steps++) {
+		if (steps >= n)
+			return -ELOOP;
+		struct vring_desc d;
+		memcpy(&d, (const void *)&table[i], sizeof(d));
+		if (d.flags & VRING_DESC_F_INDIRECT)
+			return -EINVAL;
+		int err = chain_add(c, q->mem, d.addr, d.len,
+				    d.flags & VRING_DESC_F_WRITE);
+		if (err)
+			return err;
+		if (!(d.flags & VRING_DESC_F_NEXT))
+			return 0;
+		if (d.next >= n)
+			return -EINVAL;
+		i = d.next;
+	}
+}
+
+int virtq_pop(struct virtq *q, struct virtq_chain *c)
+{
+	uint16_t avail_idx = READ_ONCE(q->avail->idx);
+	uint16_t pending = (uint16_t)(avail_idx - q->last_avail);
+	if (pending == 0)
+		return 0;
+	if (pending > q->size)
+		return -EINVAL; /* the guest claims more entries than exist */
+	virtq_rmb(); /* ring entries are read after the index */
+
+	uint16_t head = READ_ONCE(q->avail->ring[q->last_avail % q->size]);
+	if (head >= q->size)
+		return -EINVAL;
+	q->last_avail++;
+
+	c->head = head;
+	c->nr_readable = c->nr_writable = 0;
+	uint16_t i = head;
+	for (unsigned int steps = 0;; steps++) {
+		if (steps >= q->size)
+			return -ELOOP;
+		struct vring_desc d;
+		memcpy(&d, (const void *)&q->desc[i], sizeof(d));
+		int err;
+		if (d.flags & VRING_DESC_F_INDIRECT) {
+			/* An indirect descriptor is the whole chain. */
+			if ((d.flags & VRING_DESC_F_NEXT) || steps)
+				return -EINVAL;
+			return walk_indirect(q, c, d.addr, d.len) ?: 1;
+		}
+		err = chain_add(c, q->mem, d.addr, d.len,
+				d.flags & VRING_DESC_F_WRITE);
+		if (err)
+			return err;
+		if (!(d.flags & VRING_DESC_F_NEXT))
+			return 1;
+		if (d.next >= q->size)
+			return -EINVAL;
+		i = d.next;
+	}
+}
+
+void virtq_push(struct virtq *q, uint16_t head, uint32_t len)
+{
+	struct vring_used_elem *e = &q->used->ring[q->used_idx % q->size];
+	WRITE_ONCE(e->id, head);
+	WRITE_ONCE(e->len, len);
+	virtq_wmb(); /* the entry is visible before the index moves */
+	q->used_idx++;
+	WRITE_ONCE(q->used->idx, q->used_idx);
+}
+
+bool virtq_should_interrupt(struct virtq *q)
+{
+	virtq_mb(); /* our used->idx store is ordered before reading flags */
+	if (!q->event_idx)
+		return !(READ_ONCE(q->avail->flags) & VRING_AVAIL_F_NO_INTERRUPT);
+	uint16_t old = q->signalled;
+	bool valid = q->signalled_valid;
+	q->signalled = q->used_idx;
+	q->signalled_valid = true;
+	uint16_t used_event = READ_ONCE(*q->used_event);
+	return !valid || vring_need_event(used_event, q->used_idx, old);
+}
+
+bool virtq_set_notification(struct virtq *q, bool enable)
+{
+	if (q->event_idx) {
+		/* With EVENT_IDX
+		 * the guest notifies once per avail_event crossing, so while
+		 * draining it is simply left behind. */
+		if (enable)
+			WRITE_ONCE(*q->avail_event, q->last_avail);
+	} else {
+		WRITE_ONCE(q->used->flags,
+			   enable ? 0 : VRING_USED_F_NO_NOTIFY);
+	}
+	if (!enable)
+		return false;
+	virtq_mb(); /* publish before re-checking for new buffers */
+	return READ_ONCE(q->avail->idx) != q->last_avail;
+}

@@ -1,0 +1,64 @@
+/* Split virtqueue engine: walks descriptor chains the guest made available,
+ * translating every buffer through the guest-memory accessor, and returns
+ * them as used. Every index and descriptor is treated as hostile. */
+#ifndef FSVM_VIRTQ_H
+#define FSVM_VIRTQ_H
+
+#include <linux/virtio_ring.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "vmm/guest_mem.h"
+
+#define VIRTQ_MAX_SIZE 32768
+/* Enough for a 1 MiB FUSE request in 4 KiB pages plus its headers. */
+#define VIRTQ_MAX_SEGS 1024
+
+struct virtq {
+	const struct guest_mem *mem;
+	uint16_t size;
+	bool event_idx;     /* VIRTIO_RING_F_EVENT_IDX negotiated */
+	bool indirect;      /* VIRTIO_RING_F_INDIRECT_DESC negotiated */
+	struct vring_desc *desc;
+	struct vring_avail *avail;
+	struct vring_used *used;
+	uint16_t *used_event;  /* guest: interrupt me past this used index */
+	uint16_t *avail_event; /* device: notify me past this avail index */
+	uint16_t last_avail; /* next available entry to take */
+	uint16_t used_idx;   /* our copy of used->idx */
+	uint16_t signalled;  /* used_idx at the last interrupt */
+	bool signalled_valid;
+};
+
+/* One descriptor chain: device-readable buffers first, then writable. */
+struct virtq_chain {
+	uint16_t head;
+	int nr_readable;
+	int nr_writable;
+	struct iovec readable[VIRTQ_MAX_SEGS];
+	struct iovec writable[VIRTQ_MAX_SEGS];
+};
+
+/* Validates and maps the rings at the given guest addresses. */
+int virtq_init(struct virtq *q, const struct guest_mem *mem, uint16_t size,
+	       uint64_t desc_gpa, uint64_t avail_gpa, uint64_t used_gpa,
+	       bool event_idx, bool indirect);
+
+/* Takes the next available chain. Returns 1 with *chain filled, 0 when the
+ * ring is empty, or a negative errno for a malformed ring or chain (the
+ * device must then stop using the queue). */
+int virtq_pop(struct virtq *q, struct virtq_chain *chain);
+
+/* Returns a chain to the guest with len bytes written into it. */
+void virtq_push(struct virtq *q, uint16_t head, uint32_t len);
+
+/* True when the guest wants an interrupt for what was pushed since the
+ * last one (honours EVENT_IDX / VRING_AVAIL_F_NO_INTERRUPT). */
+bool virtq_should_interrupt(struct virtq *q);
+
+/* Asks the guest not to notify (while draining) or to notify again. With
+ * enable, returns true if buffers arrived meanwhile (drain again). */
+bool virtq_set_notification(struct virtq *q, bool enable);
+
+#endif

@@ -1,0 +1,109 @@
+/* KVM GSI routing table (legacy pins + MSI routes), irqfd and ioeventfd. */
+#include "vmm/irq.h"
+
+#include <errno.h>
+#include <linux/kvm.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+
+#define IOAPIC_PINS 24
+#define PIC_IRQS 16
+#define MAX_GSI 1024
+
+struct irq_routing {
+	pthread_mutex_t lock;
+	struct kvm_irq_routing *table;
+	unsigned int nr_msi;
+};
+
+static struct kvm_irq_routing_entry *routing_add(struct irq_routing *routing)
+{
+	return &routing->table->entries[routing->table->nr++];
+}
+
+/* KVM_SET_GSI_ROUTING replaces KVM's default table, so ours starts with
+ * the same legacy entries: ISA IRQs on both PICs and I/O APIC pins. */
+int irq_routing_init(struct vm *vm)
+{
+	struct irq_routing *routing = calloc(1, sizeof(*routing));
+	if (!routing)
+		return -ENOMEM;
+	pthread_mutex_init(&routing->lock, NULL);
+	routing->table = calloc(1, sizeof(*routing->table) +
+					   MAX_GSI * 2 * sizeof(routing->table->entries[0]));
+	if (!routing->table) {
+		free(routing);
+		return -ENOMEM;
+	}
+	vm->irq_routing = routing;
+	for (unsigned int gsi = 0; gsi < IOAPIC_PINS; gsi++) {
+		if (gsi < PIC_IRQS && gsi != 2) {
+			struct kvm_irq_routing_entry *e = routing_add(routing);
+			e->gsi = gsi;
+			e->type = KVM_IRQ_ROUTING_IRQCHIP;
+			e->u.irqchip.irqchip = gsi < 8 ? KVM_IRQCHIP_PIC_MASTER
+						       : KVM_IRQCHIP_PIC_SLAVE;
+			e->u.irqchip.pin = gsi % 8;
+		}
+		struct kvm_irq_routing_entry *e = routing_add(routing);
+		e->gsi = gsi;
+		e->type = KVM_IRQ_ROUTING_IRQCHIP;
+		e->u.irqchip.irqchip = KVM_IRQCHIP_IOAPIC;
+		e->u.irqchip.pin = gsi;
+	}
+	return 0;
+}
+
+int irq_alloc_msi_gsi(struct vm *vm)
+{
+	struct irq_routing *routing = vm->irq_routing;
+	pthread_mutex_lock(&routing->lock);
+	int gsi = -ENOSPC;
+	if (IOAPIC_PINS + routing->nr_msi < MAX_GSI) {
+		gsi = (int)(IOAPIC_PINS + routing->nr_msi++);
+		struct kvm_irq_routing_entry *e = routing_add(routing);
+		memset(e, 0, sizeof(*e));
+		e->gsi = (uint32_t)gsi;
+		e->type = KVM_IRQ_ROUTING_MSI;
+	}
+	pthread_mutex_unlock(&routing->lock);
+	return gsi;
+}
+
+int irq_set_msi_route(struct vm *vm, int gsi, uint64_t addr, uint32_t data)
+{
+	struct irq_routing *routing = vm->irq_routing;
+	int err = -ENOENT;
+	pthread_mutex_lock(&routing->lock);
+	for (uint32_t i = 0; i < routing->table->nr; i++) {
+		struct kvm_irq_routing_entry *e = &routing->table->entries[i];
+		if (e->gsi != (uint32_t)gsi || e->type != KVM_IRQ_ROUTING_MSI)
+			continue;
+		e->u.msi.address_lo = (uint32_t)addr;
+		e->u.msi.address_hi = (uint32_t)(addr >> 32);
+		e->u.msi.data = data;
+		err = ioctl(vm->vm_fd, KVM_SET_GSI_ROUTING, routing->table) < 0
+			      ? -errno
+			      : 0;
+		break;
+	}
+	pthread_mutex_unlock(&routing->lock);
+	return err;
+}
+
+int irq_irqfd(struct vm *vm, int fd, int gsi, bool assign)
+{
+	struct kvm_irqfd irqfd = {.fd = (uint32_t)fd, .gsi = (uint32_t)gsi,
+				  .flags = assign ? 0 : KVM_IRQFD_FLAG_DEASSIGN};
+	return ioctl(vm->vm_fd, KVM_IRQFD, &irqfd) < 0 ? -errno : 0;
+}
+
+int irq_ioeventfd(struct vm *vm, uint64_t addr, unsigned int len, int fd,
+		  bool assign)
+{
+	struct kvm_ioeventfd ev = {.addr = addr, .len = len, .fd = fd,
+				   .flags = assign ? 0 : KVM_IOEVENTFD_FLAG_DEASSIGN};
+	return ioctl(vm->vm_fd, KVM_IOEVENTFD, &ev) < 0 ? -errno : 0;
+}

@@ -1,0 +1,24 @@
+/* Interrupt plumbing for devices that live outside the vCPU threads: MSI
+ * routes in KVM's GSI table, irqfds that raise them, and ioeventfds that
+ * turn guest doorbell writes into eventfd signals without an exit. */
+#ifndef FSVM_IRQ_H
+#define FSVM_IRQ_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "vmm/vm.h"
+
+/* Starts the VM's GSI table with KVM's legacy routes. */
+int irq_routing_init(struct vm *vm);
+/* Reserves a GSI for an MSI vector (above the I/O APIC's 24 pins). */
+int irq_alloc_msi_gsi(struct vm *vm);
+/* Points gsi at the MSI message (address, data) and commits the table. */
+int irq_set_msi_route(struct vm *vm, int gsi, uint64_t addr, uint32_t data);
+/* Connects (or disconnects) an eventfd to raise gsi when written. */
+int irq_irqfd(struct vm *vm, int fd, int gsi, bool assign);
+/* Makes a len-byte guest write at MMIO addr signal fd instead of exiting. */
+int irq_ioeventfd(struct vm *vm, uint64_t addr, unsigned int len, int fd,
+		  bool assign);
+
+#endif
