@@ -1,6 +1,6 @@
-/* fsvm-init: PID 1 of the default guest. Mounts the basics, runs the
- * command fsvm handed over in the initramfs, reaps orphans, and reports the
- * command's exit status through the exit device. */
+/* fsvm-init: PID 1 of the default guest. Mounts the basics and the shares,
+ * runs the command fsvm handed over in the initramfs, reaps orphans, and
+ * reports the command's exit status through the exit device. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -17,11 +17,13 @@
 #include <unistd.h>
 
 #include "devices/exit_dev.h"
+#include "guest/mounts.h"
 #include "guest/protocol.h"
 
 #define INIT_MAX_ARGS 4096
 #define EXIT_NOT_EXECUTABLE 126
 #define EXIT_NOT_FOUND 127
+#define EXIT_SETUP_FAILED 125
 
 static void warn(const char *what)
 {
@@ -91,6 +93,17 @@ static int read_argv(char **argv, char *buf, size_t size)
 	return argc;
 }
 
+static void read_cwd(char *buf, size_t size)
+{
+	buf[0] = '\0';
+	int fd = open("/" GUEST_SPEC_CWD, O_RDONLY);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, buf, size - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	close(fd);
+}
+
 static void report(int status)
 {
 	sync();
@@ -122,16 +135,24 @@ int main(void)
 	static char argbuf[1 << 20];
 	static char *argv[INIT_MAX_ARGS + 1];
 	static char *shell[] = {"/bin/sh", NULL};
+	static char cwd[4096];
 
 	mount_basics();
 	int interactive = access("/" GUEST_SPEC_TTY, F_OK) == 0;
 	setup_stdio(interactive);
+	/* The job description lives in the initramfs we are about to leave. */
+	char **cmd = read_argv(argv, argbuf, sizeof(argbuf)) ? argv : shell;
+	read_cwd(cwd, sizeof(cwd));
+	load_modules();
+	if (mount_shares() < 0)
+		report(EXIT_SETUP_FAILED);
+	if (!cwd[0] || chdir(cwd) < 0)
+		chdir("/");
 	setenv("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", 1);
 	setenv("HOME", "/root", 1);
 	if (!getenv("TERM"))
 		setenv("TERM", interactive ? "linux" : "dumb", 1);
 
-	char **cmd = read_argv(argv, argbuf, sizeof(argbuf)) ? argv : shell;
 	if (ioperm(EXIT_DEV_PORT, EXIT_DEV_LEN, 1) == 0)
 		outb(1, EXIT_DEV_PORT + EXIT_DEV_REG_MARK);
 

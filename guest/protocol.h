@@ -10,6 +10,16 @@
  * cooked; absent: raw, so output bytes pass unchanged. */
 #define GUEST_SPEC_TTY GUEST_SPEC_DIR "/tty"
 
+/* The shares to mount, as NUL-terminated fields, three per share:
+ * virtio-fs tag, mode, guest path. The first share is the root. */
+#define GUEST_SPEC_MOUNTS GUEST_SPEC_DIR "/mounts"
+#define GUEST_MOUNT_RO "ro"
+#define GUEST_MOUNT_RW "rw"
+#define GUEST_MOUNT_OVERLAY "overlay" /* read-only share, tmpfs writes */
+#define GUEST_ROOT_TAG "root"
+/* The caller's working directory: the command starts there if it exists. */
+#define GUEST_SPEC_CWD GUEST_SPEC_DIR "/cwd"
+
 /* Console devices: the command's stdin/stdout, and its stderr (which also
  * carries kernel messages). */
 #define GUEST_STDOUT_TTY "/dev/ttyS0"

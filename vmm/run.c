@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,10 +18,14 @@
 
 #include "devices/exit_dev.h"
 #include "devices/i8042.h"
+#include "devices/pci_host.h"
 #include "devices/rtc.h"
+#include "devices/virtio_fs.h"
+#include "guest/protocol.h"
 #include "vmm/boot.h"
 #include "vmm/console.h"
 #include "vmm/event_loop.h"
+#include "vmm/irq.h"
 #include "vmm/kvm.h"
 #include "vmm/log.h"
 #include "vmm/mptable.h"
@@ -28,7 +33,7 @@
 #include "vmm/vcpu.h"
 
 #define BASE_CMDLINE                                                           \
-	"console=ttyS1 8250.nr_uarts=2 reboot=k panic=-1 pci=off acpi=off "             \
+	"console=ttyS1 8250.nr_uarts=2 reboot=k panic=-1 acpi=off "             \
 	"i8042.noaux i8042.nomux i8042.nopnp i8042.dumbkbd"
 
 struct run {
@@ -38,6 +43,14 @@ struct run {
 	struct exit_dev exit_dev;
 	struct i8042 kbc;
 	struct rtc rtc;
+	struct pci_host pci;
+	/* The root share first, then each --share. */
+	struct virtio_fs shares[1 + CLI_MAX_SHARES];
+	unsigned int nr_shares;
+	char share_host[1 + CLI_MAX_SHARES][PATH_MAX];
+	char share_tag[1 + CLI_MAX_SHARES][16];
+	struct run_spec_mount mounts[1 + CLI_MAX_SHARES];
+	char cwd[PATH_MAX];
 	struct event_loop loop;
 	struct kernel_info ki;
 	struct boot_params zp;
@@ -113,8 +126,15 @@ static int load_initrd(struct run *r)
 	const char *path = guest_file(r->cfg->initrd, "initramfs.cpio", buf,
 				      sizeof(buf));
 	struct cpio_buf spec = {0};
-	if (run_spec_build(r->cfg->guest_argv, r->cfg->guest_argc,
-			   r->con.interactive, &spec))
+	struct run_spec job = {
+		.argv = r->cfg->guest_argv,
+		.argc = r->cfg->guest_argc,
+		.interactive = r->con.interactive,
+		.cwd = r->cwd[0] ? r->cwd : NULL,
+		.mounts = r->mounts,
+		.nr_mounts = r->nr_shares,
+	};
+	if (run_spec_build(&job, &spec))
 		return setup_error("initrd", "out of memory", -ENOMEM);
 
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -191,7 +211,9 @@ static int setup_devices(struct run *r)
 					.opaque = vm};
 	i8042_init(&r->kbc, on_guest_reset, vm);
 	rtc_init(&r->rtc);
-	int err = console_init(&r->con, vm);
+	int err = pci_host_init(&r->pci, &vm->pio, &vm->mmio);
+	if (!err)
+		err = console_init(&r->con, vm);
 	if (!err)
 		err = io_bus_register(&vm->pio, EXIT_DEV_PORT, EXIT_DEV_LEN,
 				      exit_dev_io, &r->exit_dev);
@@ -205,6 +227,65 @@ static int setup_devices(struct run *r)
 		err = io_bus_register(&vm->pio, RTC_PORT, RTC_NR_PORTS, rtc_io,
 				      &r->rtc);
 	return err ? setup_error("devices", "cannot register", err) : 0;
+}
+
+static enum fuse_cache_mode cache_mode(const char *name)
+{
+	if (!strcmp(name, "none"))
+		return FUSE_CACHE_NONE;
+	return strcmp(name, "always") ? FUSE_CACHE_AUTO : FUSE_CACHE_ALWAYS;
+}
+
+/* One virtio-fs device per share: the root first (tag "root"). */
+static int add_share(struct run *r, const char *what, const char *host,
+		     const char *guest, const char *mode)
+{
+	unsigned int i = r->nr_shares;
+	char *path = r->share_host[i];
+	struct stat st;
+	if (!realpath(host, path) || stat(path, &st) < 0)
+		return setup_error(what, host, -errno);
+	if (!S_ISDIR(st.st_mode))
+		return setup_error(what, "not a directory", 0);
+	if (i == 0)
+		snprintf(r->share_tag[i], sizeof(r->share_tag[i]), "%s",
+			 GUEST_ROOT_TAG);
+	else
+		snprintf(r->share_tag[i], sizeof(r->share_tag[i]), "share%u",
+			 i - 1);
+	struct fuse_server_config fcfg = {
+		.root = path,
+		.readonly = strcmp(mode, GUEST_MOUNT_RW) != 0,
+		.cache = cache_mode(r->cfg->cache),
+		.writeback = cache_mode(r->cfg->cache) != FUSE_CACHE_NONE,
+	};
+	int err = virtio_fs_create(&r->shares[i], &r->vm, &r->pci,
+				   r->share_tag[i], &fcfg, 1);
+	if (err)
+		return setup_error(what, "cannot create the virtio-fs device",
+				   err);
+	r->mounts[i] = (struct run_spec_mount){
+		.tag = r->share_tag[i], .mode = mode,
+		.guest_path = guest ? guest : path};
+	r->nr_shares++;
+	return 0;
+}
+
+static int setup_shares(struct run *r)
+{
+	const struct fsvm_config *cfg = r->cfg;
+	if (!getcwd(r->cwd, sizeof(r->cwd)))
+		r->cwd[0] = '\0';
+	if (add_share(r, "--root", cfg->root, "/",
+		      cfg->rw_root ? GUEST_MOUNT_RW : GUEST_MOUNT_OVERLAY))
+		return -1;
+	for (unsigned int i = 0; i < cfg->nr_shares; i++) {
+		const struct cli_share *s = &cfg->shares[i];
+		if (add_share(r, "--share", s->host, s->guest,
+			      s->readonly ? GUEST_MOUNT_RO : GUEST_MOUNT_RW))
+			return -1;
+	}
+	return 0;
 }
 
 static int setup_vm(struct run *r)
@@ -224,11 +305,14 @@ static int setup_vm(struct run *r)
 	err = kvm_create_vm(vm, &why);
 	if (err)
 		return setup_error("kvm", why, err);
+	err = irq_routing_init(vm);
+	if (err)
+		return setup_error("kvm", "cannot set up interrupt routing", err);
 	vm->nr_vcpus = cfg->cpus;
 	vm->vcpus = calloc(cfg->cpus, sizeof(*vm->vcpus));
 	if (!vm->vcpus)
 		return setup_error("vcpu", "out of memory", -ENOMEM);
-	if (setup_devices(r) || setup_boot(r))
+	if (setup_devices(r) || setup_shares(r) || setup_boot(r))
 		return -1;
 	for (unsigned int i = 0; i < cfg->cpus; i++) {
 		err = vcpu_create(vm, &vm->vcpus[i], i, &r->ki, &why);
@@ -290,9 +374,12 @@ static int add_timer(struct run *r)
 	};
 	if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
 		its.it_value.tv_nsec = 1;
-	if (timerfd_settime(fd, 0, &its, NULL) < 0)
-		return -errno;
-	return event_loop_add(&r->loop, fd, EPOLLIN, on_timeout, r);
+	int err = timerfd_settime(fd, 0, &its, NULL) < 0 ? -errno : 0;
+	if (!err)
+		err = event_loop_add(&r->loop, fd, EPOLLIN, on_timeout, r);
+	if (err)
+		close(fd);
+	return err;
 }
 
 static int run_loop(struct run *r)

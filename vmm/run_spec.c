@@ -1,4 +1,4 @@
-/* Encodes the guest command and terminal mode for guest/init.c. */
+/* Encodes the guest's job for guest/init.c (see guest/protocol.h). */
 #include "vmm/run_spec.h"
 
 #include <errno.h>
@@ -8,29 +8,63 @@
 
 #include "guest/protocol.h"
 
-int run_spec_build(char *const *argv, int argc, bool interactive,
-		   struct cpio_buf *out)
+/* Joins strings, each NUL-terminated, into one malloc'd buffer. */
+static char *pack(const char *const *strs, size_t n, size_t *len)
 {
-	size_t len = 0;
-	for (int i = 0; i < argc; i++)
-		len += strlen(argv[i]) + 1;
-	char *packed = malloc(len ? len : 1);
-	if (!packed)
-		return -ENOMEM;
-	char *p = packed;
-	for (int i = 0; i < argc; i++) {
-		size_t n = strlen(argv[i]) + 1;
-		memcpy(p, argv[i], n);
-		p += n;
+	size_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += strlen(strs[i]) + 1;
+	char *buf = malloc(total ? total : 1);
+	if (!buf)
+		return NULL;
+	char *p = buf;
+	for (size_t i = 0; i < n; i++) {
+		size_t l = strlen(strs[i]) + 1;
+		memcpy(p, strs[i], l);
+		p += l;
 	}
+	*len = total;
+	return buf;
+}
 
+static int add_packed(struct cpio_buf *out, const char *name,
+		      const char *const *strs, size_t n)
+{
+	size_t len;
+	char *data = pack(strs, n, &len);
+	if (!data)
+		return -ENOMEM;
+	int err = cpio_add(out, name, S_IFREG | 0644, data, len);
+	free(data);
+	return err;
+}
+
+int run_spec_build(const struct run_spec *spec, struct cpio_buf *out)
+{
 	int err = cpio_add(out, GUEST_SPEC_DIR, S_IFDIR | 0755, NULL, 0);
-	if (!err && argc)
-		err = cpio_add(out, GUEST_SPEC_ARGV, S_IFREG | 0644, packed, len);
-	if (!err && interactive)
+	if (!err && spec->argc)
+		err = add_packed(out, GUEST_SPEC_ARGV,
+				 (const char *const *)spec->argv,
+				 (size_t)spec->argc);
+	if (!err && spec->interactive)
 		err = cpio_add(out, GUEST_SPEC_TTY, S_IFREG | 0644, "1", 1);
+	if (!err && spec->cwd)
+		err = cpio_add(out, GUEST_SPEC_CWD, S_IFREG | 0644, spec->cwd,
+			       strlen(spec->cwd));
+	if (!err && spec->nr_mounts) {
+		const char **fields = calloc(3 * spec->nr_mounts, sizeof(*fields));
+		if (!fields)
+			return -ENOMEM;
+		for (unsigned int i = 0; i < spec->nr_mounts; i++) {
+			fields[3 * i] = spec->mounts[i].tag;
+			fields[3 * i + 1] = spec->mounts[i].mode;
+			fields[3 * i + 2] = spec->mounts[i].guest_path;
+		}
+		err = add_packed(out, GUEST_SPEC_MOUNTS, fields,
+				 3 * spec->nr_mounts);
+		free(fields);
+	}
 	if (!err)
 		err = cpio_finish(out);
-	free(packed);
 	return err;
 }

@@ -1,5 +1,5 @@
-/* The guest's job description (command, terminal mode) as an initramfs
- * archive appended to the initrd. */
+/* The guest's job description (command, terminal mode, shares, working
+ * directory) as an initramfs archive appended to the initrd. */
 #ifndef FSVM_RUN_SPEC_H
 #define FSVM_RUN_SPEC_H
 
@@ -7,7 +7,21 @@
 
 #include "vmm/cpio.h"
 
-int run_spec_build(char *const *argv, int argc, bool interactive,
-		   struct cpio_buf *out);
+struct run_spec_mount {
+	const char *tag;
+	const char *mode; /* GUEST_MOUNT_* */
+	const char *guest_path;
+};
+
+struct run_spec {
+	char *const *argv;
+	int argc;
+	bool interactive;
+	const char *cwd; /* NULL: none */
+	const struct run_spec_mount *mounts;
+	unsigned int nr_mounts;
+};
+
+int run_spec_build(const struct run_spec *spec, struct cpio_buf *out);
 
 #endif

@@ -1,0 +1,156 @@
+/* virtio-fs device: one worker thread per queue drains its ring, running
+ * each request through the FUSE server with zero copies. */
+#include "devices/virtio_fs.h"
+
+#include <errno.h>
+#include <linux/virtio_config.h>
+#include <linux/virtio_ids.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "vmm/log.h"
+
+struct virtio_fs_worker {
+	struct virtio_fs *fs;
+	struct virtio_queue *queue;
+	unsigned int index;
+	pthread_t thread;
+	struct virtq_chain chain;
+};
+
+/* Runs every available request; false when the ring is malformed. */
+static bool virtio_fs_drain(struct virtio_fs_worker *w)
+{
+	struct virtio_queue *q = w->queue;
+	do {
+		virtq_set_notification(&q->vq, false);
+		int got;
+		while ((got = virtq_pop(&q->vq, &w->chain)) > 0) {
+			size_t len = fuse_server_handle(
+				w->fs->server, w->chain.readable,
+				w->chain.nr_readable, w->chain.writable,
+				w->chain.nr_writable);
+			virtq_push(&q->vq, w->chain.head, (uint32_t)len);
+			virtio_queue_interrupt(q);
+		}
+		if (got < 0) {
+			log_error("virtio-fs: queue %u: bad descriptor chain (%s); queue stopped",
+				  w->index, strerror(-got));
+			return false;
+		}
+	} while (virtq_set_notification(&q->vq, true));
+	return true;
+}
+
+static void *virtio_fs_worker_main(void *arg)
+{
+	struct virtio_fs_worker *w = arg;
+	struct pollfd fds[2] = {
+		{.fd = w->queue->kick_fd, .events = POLLIN},
+		{.fd = w->fs->stop_fd, .events = POLLIN},
+	};
+	bool healthy = true;
+
+	for (;;) {
+		if (poll(fds, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			log_error("virtio-fs: poll: %s", strerror(errno));
+			break;
+		}
+		if (fds[1].revents)
+			break;
+		uint64_t kicks;
+		if (read(w->queue->kick_fd, &kicks, sizeof(kicks)) < 0 &&
+		    errno != EAGAIN)
+			break;
+		/* A broken queue is ignored until the driver resets us. */
+		if (healthy)
+			healthy = virtio_fs_drain(w);
+	}
+	return NULL;
+}
+
+static void virtio_fs_stop_workers(struct virtio_fs *fs)
+{
+	if (!fs->workers)
+		return;
+	uint64_t one = 1;
+	if (write(fs->stop_fd, &one, sizeof(one)) < 0)
+		log_error("virtio-fs: stop: %s", strerror(errno));
+	for (unsigned int i = 0; i < fs->nr_workers; i++)
+		pthread_join(fs->workers[i].thread, NULL);
+	uint64_t drain;
+	if (read(fs->stop_fd, &drain, sizeof(drain)) < 0 && errno != EAGAIN)
+		log_error("virtio-fs: stop: %s", strerror(errno));
+	free(fs->workers);
+	fs->workers = NULL;
+	fs->nr_workers = 0;
+}
+
+static int virtio_fs_activate(void *opaque, struct virtio_queue *queues,
+			      unsigned int nr, uint64_t features)
+{
+	struct virtio_fs *fs = opaque;
+	(void)features;
+	fs->workers = calloc(nr, sizeof(*fs->workers));
+	if (!fs->workers)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < nr; i++) {
+		struct virtio_fs_worker *w = &fs->workers[i];
+		*w = (struct virtio_fs_worker){.fs = fs, .queue = &queues[i],
+					       .index = i};
+		int err = pthread_create(&w->thread, NULL,
+					 virtio_fs_worker_main, w);
+		if (err) {
+			fs->nr_workers = i;
+			virtio_fs_stop_workers(fs);
+			return -err;
+		}
+		fs->nr_workers = i + 1;
+	}
+	return 0;
+}
+
+static void virtio_fs_reset(void *opaque)
+{
+	virtio_fs_stop_workers(opaque);
+}
+
+int virtio_fs_create(struct virtio_fs *fs, struct vm *vm,
+		     struct pci_host *host, const char *tag,
+		     const struct fuse_server_config *cfg,
+		     unsigned int nr_request_queues)
+{
+	memset(fs, 0, sizeof(*fs));
+	if (strlen(tag) > sizeof(fs->config.tag) || nr_request_queues == 0 ||
+	    nr_request_queues > VIRTIO_FS_MAX_REQUEST_QUEUES)
+		return -EINVAL;
+	memcpy(fs->config.tag, tag, strlen(tag));
+	fs->config.num_request_queues = nr_request_queues;
+	fs->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (fs->stop_fd < 0)
+		return -errno;
+	int err = fuse_server_create(cfg, &fs->server);
+	if (err)
+		return err;
+
+	fs->dev = (struct virtio_dev){
+		.device_id = VIRTIO_ID_FS,
+		.features = (1ULL << VIRTIO_F_VERSION_1) |
+			    (1ULL << VIRTIO_RING_F_INDIRECT_DESC) |
+			    (1ULL << VIRTIO_RING_F_EVENT_IDX),
+		/* Queue 0 is the high-priority queue (FORGET, INTERRUPT). */
+		.num_queues = (uint16_t)(1 + nr_request_queues),
+		.queue_max_size = VIRTIO_FS_QUEUE_SIZE,
+		.config = &fs->config,
+		.config_len = sizeof(fs->config),
+		.activate = virtio_fs_activate,
+		.reset = virtio_fs_reset,
+		.opaque = fs,
+	};
+	return virtio_pci_init(&fs->transport, vm, host, &fs->dev);
+}

@@ -1,0 +1,36 @@
+/* The virtio-fs device: FUSE requests taken straight from the guest's
+ * virtqueues and run by the FUSE server against one host folder, with the
+ * reply written straight back into guest memory. */
+#ifndef FSVM_VIRTIO_FS_H
+#define FSVM_VIRTIO_FS_H
+
+#include <linux/virtio_fs.h>
+#include <pthread.h>
+
+#include "fs/fuse_server.h"
+#include "virtio/virtio_dev.h"
+#include "virtio/virtio_pci.h"
+
+#define VIRTIO_FS_MAX_REQUEST_QUEUES 16
+#define VIRTIO_FS_QUEUE_SIZE 1024
+
+struct virtio_fs_worker;
+
+struct virtio_fs {
+	struct virtio_dev dev;
+	struct virtio_fs_config config;
+	struct fuse_server *server;
+	struct virtio_pci transport;
+	struct virtio_fs_worker *workers; /* one per queue while active */
+	unsigned int nr_workers;
+	int stop_fd;
+};
+
+/* Creates the device for one share, exported under tag, and plugs it into
+ * the PCI host bridge. */
+int virtio_fs_create(struct virtio_fs *fs, struct vm *vm,
+		     struct pci_host *host, const char *tag,
+		     const struct fuse_server_config *cfg,
+		     unsigned int nr_request_queues);
+
+#endif

@@ -1,0 +1,169 @@
+/* Module loading, virtio-fs mounts, the overlay root and the root switch. */
+#include "guest/mounts.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "guest/protocol.h"
+
+#define MODULES_DIR "/lib/modules/"
+#define MODULES_LIST MODULES_DIR "load-order"
+#define NEW_ROOT "/mnt/root"
+#define LOWER "/mnt/lower"
+#define OVERLAY_RW "/mnt/rw"
+#define MAX_MOUNTS 16
+
+static int fail(const char *what, const char *path)
+{
+	dprintf(STDERR_FILENO, "fsvm-init: %s %s: %s\n", what, path,
+		strerror(errno));
+	return -1;
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	char *buf = NULL;
+	if (fstat(fd, &st) == 0 && (buf = malloc((size_t)st.st_size + 1))) {
+		ssize_t n = read(fd, buf, (size_t)st.st_size);
+		*len = n > 0 ? (size_t)n : 0;
+		buf[*len] = '\0';
+	}
+	close(fd);
+	return buf;
+}
+
+void load_modules(void)
+{
+	size_t len;
+	char *list = read_file(MODULES_LIST, &len);
+	if (!list)
+		return;
+	for (char *name = strtok(list, "\n"); name; name = strtok(NULL, "\n")) {
+		char path[256];
+		snprintf(path, sizeof(path), MODULES_DIR "%s", name);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		/* A kernel with the driver built in (or a different kernel)
+		 * refuses the module; the mount below says if it mattered. */
+		syscall(SYS_finit_module, fd, "", 0);
+		close(fd);
+	}
+	free(list);
+}
+
+static int mkdir_p(const char *path)
+{
+	char buf[4096];
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	return mkdir(buf, 0755) < 0 && errno != EEXIST ? -1 : 0;
+}
+
+static int mount_virtiofs(const char *tag, const char *target, bool readonly)
+{
+	if (mount(tag, target, "virtiofs", readonly ? MS_RDONLY : 0, NULL) < 0)
+		return fail("cannot mount virtio-fs share", tag);
+	return 0;
+}
+
+static int mount_root(const char *tag, const char *mode)
+{
+	if (mkdir_p(NEW_ROOT) < 0)
+		return fail("cannot create", NEW_ROOT);
+	if (strcmp(mode, GUEST_MOUNT_OVERLAY))
+		return mount_virtiofs(tag, NEW_ROOT,
+				      !strcmp(mode, GUEST_MOUNT_RO));
+	/* A read-only share below, a tmpfs for every change above. */
+	if (mkdir_p(LOWER) < 0 || mkdir_p(OVERLAY_RW) < 0)
+		return fail("cannot create", LOWER);
+	if (mount_virtiofs(tag, LOWER, true) < 0)
+		return -1;
+	if (mount("tmpfs", OVERLAY_RW, "tmpfs", 0, "mode=0755") < 0)
+		return fail("cannot mount", OVERLAY_RW);
+	if (mkdir_p(OVERLAY_RW "/upper") < 0 || mkdir_p(OVERLAY_RW "/work") < 0)
+		return fail("cannot create", OVERLAY_RW "/upper");
+	if (mount("overlay", NEW_ROOT, "overlay", 0,
+		  "lowerdir=" LOWER ",upperdir=" OVERLAY_RW
+		  "/upper,workdir=" OVERLAY_RW "/work") < 0)
+		return fail("cannot mount the overlay on", NEW_ROOT);
+	return 0;
+}
+
+/* The kernel file systems move along; /tmp and /run are fresh. */
+static int move_system_mounts(void)
+{
+	static const char *const moved[] = {"/dev", "/proc", "/sys"};
+	char target[64];
+	for (size_t i = 0; i < sizeof(moved) / sizeof(moved[0]); i++) {
+		snprintf(target, sizeof(target), NEW_ROOT "%s", moved[i]);
+		mkdir(target, 0755);
+		if (mount(moved[i], target, NULL, MS_MOVE, NULL) < 0)
+			return fail("cannot move", moved[i]);
+	}
+	umount2("/tmp", MNT_DETACH);
+	umount2("/run", MNT_DETACH);
+	if (mount("tmpfs", NEW_ROOT "/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
+		  "mode=1777") < 0)
+		return fail("cannot mount", "/tmp");
+	if (mount("tmpfs", NEW_ROOT "/run", "tmpfs", MS_NOSUID | MS_NODEV,
+		  "mode=0755") < 0)
+		return fail("cannot mount", "/run");
+	return 0;
+}
+
+static int switch_root(void)
+{
+	if (chdir(NEW_ROOT) < 0 || mount(".", "/", NULL, MS_MOVE, NULL) < 0 ||
+	    chroot(".") < 0 || chdir("/") < 0)
+		return fail("cannot switch root to", NEW_ROOT);
+	return 0;
+}
+
+int mount_shares(void)
+{
+	size_t len;
+	char *spec = read_file("/" GUEST_SPEC_MOUNTS, &len);
+	if (!spec)
+		return 0; /* no shares: stay in the initramfs */
+	const char *field[3 * MAX_MOUNTS];
+	size_t n = 0;
+	for (char *p = spec; p < spec + len && n < 3 * MAX_MOUNTS;
+	     p += strlen(p) + 1)
+		field[n++] = p;
+	int err = n < 3 ? -1 : mount_root(field[0], field[1]);
+	if (!err)
+		err = move_system_mounts();
+	for (size_t i = 3; !err && i + 2 < n; i += 3) {
+		char target[4096];
+		snprintf(target, sizeof(target), NEW_ROOT "%s", field[i + 2]);
+		if (mkdir_p(target) < 0)
+			err = fail("cannot create mount point", field[i + 2]);
+		else
+			err = mount_virtiofs(field[i], target,
+					     !strcmp(field[i + 1], GUEST_MOUNT_RO));
+	}
+	if (!err)
+		err = switch_root();
+	free(spec);
+	return err;
+}

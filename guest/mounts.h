@@ -1,0 +1,13 @@
+/* Guest-side storage set-up: load the kernel modules the shares need and
+ * mount the virtio-fs shares, the root one becoming the new root. */
+#ifndef FSVM_GUEST_MOUNTS_H
+#define FSVM_GUEST_MOUNTS_H
+
+/* Loads the modules listed in the initramfs; built-in ones just fail. */
+void load_modules(void);
+
+/* Mounts the shares listed in the spec and switches root into the first.
+ * Returns 0, or -1 after printing why. */
+int mount_shares(void);
+
+#endif
