@@ -20,7 +20,7 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 UNIT_SAN_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests-san/%)
 
-.PHONY: all deps guest run check unit integration lab-check clean
+.PHONY: all deps guest run check unit integration fuzz clean
 all: fsvm
 
 deps:
@@ -70,6 +70,16 @@ unit: $(UNIT_BINS) $(UNIT_SAN_BINS)
 	@failed=""; for t in $(UNIT_BINS) $(UNIT_SAN_BINS); do \
 		echo "== $$t"; $$t || failed="$$failed $$t"; done; \
 	if [ -n "$$failed" ]; then echo "unit: FAILED:$$failed"; exit 1; fi
+
+# libFuzzer targets (clang); run e.g. build/fuzz/fuzz_fuse_server -max_total_time=60
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
+fuzz: $(FUZZ_BINS)
+
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS)
+	@mkdir -p $(dir $@)
+	clang -std=gnu11 -D_GNU_SOURCE -I. -g -O1 -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=all -o $@ $< $(filter fs/%.c virtio/virtq.c vmm/guest_mem.c,$(LIB_SRCS)) -lpthread
 
 # Guest tests need a KVM that runs stock kernels: this host's, or the lab's.
 integration: fsvm guest

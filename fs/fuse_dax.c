@@ -1,0 +1,74 @@
+/* DAX window requests: checked here, done by the device's fuse_dax_ops. */
+#include <errno.h>
+#include <stdint.h>
+
+#include "fs/fuse_internal.h"
+
+/* The guest kernel sends at most a page of ranges per REMOVEMAPPING. */
+#define FUSE_REMOVEMAPPING_MAX (4096 / sizeof(struct fuse_removemapping_one))
+
+/* [off, off + len) is non-empty, page-aligned and inside [0, limit). */
+static bool range_fits(uint64_t off, uint64_t len, uint64_t limit)
+{
+	return len && off % FUSE_DAX_ALIGN == 0 && len % FUSE_DAX_ALIGN == 0 &&
+	       off <= limit && len <= limit - off;
+}
+
+int fuse_setupmapping(struct fuse_req *req)
+{
+	const struct fuse_setupmapping_in *in = (const void *)req->args;
+	const struct fuse_dax_ops *dax = req->srv->dax;
+	bool writable = in->flags & FUSE_SETUPMAPPING_FLAG_WRITE;
+
+	if (!dax)
+		return -ENOSYS;
+	if ((in->flags & ~(FUSE_SETUPMAPPING_FLAG_WRITE | FUSE_SETUPMAPPING_FLAG_READ)) ||
+	    !range_fits(in->moffset, in->len, dax->window_size) ||
+	    !range_fits(in->foffset, in->len, INT64_MAX))
+		return -EINVAL;
+	if (writable && req->srv->readonly)
+		return -EROFS;
+	struct handle *h = fuse_handle(req, in->fh);
+
+	if (!h)
+		return -EBADF;
+	int err;
+
+	if (h->is_dir)
+		err = -EINVAL;
+	else if (writable && !h->writable)
+		err = -EACCES;
+	else
+		err = dax->map(dax->opaque, in->moffset, in->len, h->fd, in->foffset,
+			       writable);
+	fuse_put_handle(req, h);
+	return err < 0 ? err : 0;
+}
+
+int fuse_removemapping(struct fuse_req *req)
+{
+	const struct fuse_removemapping_in *in = (const void *)req->args;
+	const struct fuse_dax_ops *dax = req->srv->dax;
+	struct fuse_removemapping_one ranges[FUSE_REMOVEMAPPING_MAX];
+	size_t bytes = (size_t)in->count * sizeof(ranges[0]);
+
+	if (!dax)
+		return -ENOSYS;
+	/* Copied once, then checked whole before anything is unmapped: the
+	 * guest can change its buffers at any time, and a bad range should
+	 * change nothing. */
+	if (in->count == 0 || in->count > FUSE_REMOVEMAPPING_MAX ||
+	    fuse_args_read(req, sizeof(*in), ranges, bytes) < bytes)
+		return -EINVAL;
+	for (uint32_t i = 0; i < in->count; i++) {
+		if (!range_fits(ranges[i].moffset, ranges[i].len, dax->window_size))
+			return -EINVAL;
+	}
+	for (uint32_t i = 0; i < in->count; i++) {
+		int err = dax->unmap(dax->opaque, ranges[i].moffset, ranges[i].len);
+
+		if (err < 0)
+			return err;
+	}
+	return 0;
+}

@@ -1,0 +1,277 @@
+/* Requests on one inode: LOOKUP, FORGET, GETATTR, SETATTR, ACCESS, READLINK. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fs/confine.h"
+#include "fs/fuse_internal.h"
+
+/* Opens (O_PATH) what name names in dir. "." and ".." reach us only from
+ * the guest's NFS export code (we offer EXPORT_SUPPORT): "." is dir
+ * itself, ".." its parent, but root's parent is outside the share, so
+ * there ".." is root again. Every other directory the guest can name lies
+ * inside the share, and so does its parent. */
+static int open_entry(struct fuse_req *req, struct inode *dir, const char *name)
+{
+	int fd;
+
+	if (dir->type != S_IFDIR)
+		return -ENOTDIR;
+	if (!strcmp(name, ".") ||
+	    (!strcmp(name, "..") && dir == req->srv->inodes.root))
+		fd = fcntl(dir->fd, F_DUPFD_CLOEXEC, 0);
+	else if (!strcmp(name, ".."))
+		fd = openat(dir->fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	else if (strchr(name, '/'))
+		return -EINVAL;
+	else
+		return confine_open_child(dir->fd, name, O_PATH, 0);
+	return fd < 0 ? -errno : fd;
+}
+
+int fuse_lookup(struct fuse_req *req)
+{
+	size_t off = 0;
+	const char *name;
+	int err = fuse_args_string(req, &off, NAME_MAX, &name);
+
+	if (err)
+		return err;
+	struct inode *dir = fuse_inode(req, req->hdr.nodeid);
+
+	if (!dir)
+		return -ESTALE;
+	int fd = open_entry(req, dir, name);
+
+	fuse_put_inode(req, dir);
+	if (fd < 0)
+		return fd;
+
+	struct stat st;
+	struct fuse_entry_out entry;
+
+	err = confine_stat(fd, &st);
+	if (err) {
+		close(fd);
+		return err;
+	}
+	err = fuse_add_entry(req->srv, fd, &st, &entry);
+	return err ? err : fuse_reply(req, &entry, sizeof(entry));
+}
+
+int fuse_forget(struct fuse_req *req)
+{
+	const struct fuse_forget_in *in = (const void *)req->args;
+
+	inode_table_forget(&req->srv->inodes, req->hdr.nodeid, in->nlookup);
+	return 0;
+}
+
+int fuse_batch_forget(struct fuse_req *req)
+{
+	const struct fuse_batch_forget_in *in = (const void *)req->args;
+	size_t off = sizeof(*in);
+
+	/* count is the guest's word: the entries actually sent bound it. */
+	for (uint32_t i = 0; i < in->count; i++, off += sizeof(struct fuse_forget_one)) {
+		struct fuse_forget_one one;
+
+		if (fuse_args_read(req, off, &one, sizeof(one)) < sizeof(one))
+			break;
+		inode_table_forget(&req->srv->inodes, one.nodeid, one.nlookup);
+	}
+	return 0;
+}
+
+static int reply_attr(struct fuse_req *req, const struct stat *st)
+{
+	struct fuse_attr_out out = { .attr_valid = fuse_cache_timeout(req->srv) };
+
+	fuse_fill_attr(req->srv, st, &out.attr);
+	return fuse_reply(req, &out, sizeof(out));
+}
+
+int fuse_getattr(struct fuse_req *req)
+{
+	const struct fuse_getattr_in *in = (const void *)req->args;
+	struct stat st;
+	int err;
+
+	if (in->getattr_flags & FUSE_GETATTR_FH) {
+		struct handle *h = fuse_handle(req, in->fh);
+
+		if (!h)
+			return -EBADF;
+		err = fstat(h->fd, &st) ? -errno : 0;
+		fuse_put_handle(req, h);
+	} else {
+		struct inode *inode = fuse_inode(req, req->hdr.nodeid);
+
+		if (!inode)
+			return -ESTALE;
+		err = confine_stat(inode->fd, &st);
+		fuse_put_inode(req, inode);
+	}
+	return err ? err : reply_attr(req, &st);
+}
+
+/* Truncates through the guest's handle when it names one, else through a
+ * write-only reopen of the inode. */
+static int set_size(struct fuse_req *req, struct inode *inode, struct handle *h,
+		    const struct fuse_setattr_in *in)
+{
+	int fd = h ? h->fd : -1;
+	int err = 0;
+
+	if (in->size > INT64_MAX)
+		return -EINVAL;
+	if (!h) {
+		if (inode->type != S_IFREG)
+			return inode->type == S_IFDIR ? -EISDIR : -EINVAL;
+		fd = confine_reopen(req->srv->proc_fd, inode->fd, O_WRONLY);
+		if (fd < 0)
+			return fd;
+	}
+	if (in->valid & FATTR_KILL_SUIDGID)
+		err = fuse_kill_suidgid(fd);
+	if (!err && ftruncate(fd, (off_t)in->size))
+		err = -errno;
+	if (!h)
+		close(fd);
+	return err;
+}
+
+static struct timespec setattr_time(uint32_t valid, uint32_t set, uint32_t now,
+				    uint64_t sec, uint32_t nsec)
+{
+	if (!(valid & set))
+		return (struct timespec){ .tv_nsec = UTIME_OMIT };
+	if (valid & now)
+		return (struct timespec){ .tv_nsec = UTIME_NOW };
+	return (struct timespec){ .tv_sec = (time_t)sec, .tv_nsec = nsec };
+}
+
+/* In the order the kernel's own setattr works: mode, owner, size, times.
+ * ctime follows from the others; lock_owner matters to no host call. */
+static int apply_setattr(struct fuse_req *req, struct inode *inode,
+			 struct handle *h, const struct fuse_setattr_in *in)
+{
+	int err;
+
+	if (in->valid & FATTR_MODE) {
+		/* Linux has no symlink permissions to change. */
+		if (inode->type == S_IFLNK)
+			return -EOPNOTSUPP;
+		if (fchmodat(req->srv->proc_fd, confine_fd_name(inode->fd).s,
+			     in->mode & 07777, 0))
+			return -errno;
+	}
+	if (in->valid & (FATTR_UID | FATTR_GID)) {
+		uid_t uid = in->valid & FATTR_UID ? in->uid : (uid_t)-1;
+		gid_t gid = in->valid & FATTR_GID ? in->gid : (gid_t)-1;
+
+		if (fchownat(inode->fd, "", uid, gid,
+			     AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW))
+			return -errno;
+	}
+	if (in->valid & FATTR_SIZE) {
+		err = set_size(req, inode, h, in);
+		if (err)
+			return err;
+	}
+	if (in->valid & (FATTR_ATIME | FATTR_MTIME)) {
+		struct timespec times[2] = {
+			setattr_time(in->valid, FATTR_ATIME, FATTR_ATIME_NOW,
+				     in->atime, in->atimensec),
+			setattr_time(in->valid, FATTR_MTIME, FATTR_MTIME_NOW,
+				     in->mtime, in->mtimensec),
+		};
+
+		if (utimensat(inode->fd, "", times,
+			      AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW))
+			return -errno;
+	}
+	return 0;
+}
+
+int fuse_setattr(struct fuse_req *req)
+{
+	const struct fuse_setattr_in *in = (const void *)req->args;
+	struct inode *inode = fuse_inode(req, req->hdr.nodeid);
+	struct handle *h = NULL;
+	struct stat st;
+	int err;
+
+	if (!inode)
+		return -ESTALE;
+	if (in->valid & FATTR_FH) {
+		h = fuse_handle(req, in->fh);
+		if (!h) {
+			fuse_put_inode(req, inode);
+			return -EBADF;
+		}
+	}
+	err = apply_setattr(req, inode, h, in);
+	if (!err)
+		err = confine_stat(inode->fd, &st);
+	if (h)
+		fuse_put_handle(req, h);
+	fuse_put_inode(req, inode);
+	return err ? err : reply_attr(req, &st);
+}
+
+/* The guest mounts with default_permissions and checks access itself, so
+ * this is a courtesy: owner, primary group and other bits against the
+ * caller's uid and gid (we are not told supplementary groups or ACLs). */
+int fuse_access(struct fuse_req *req)
+{
+	const struct fuse_access_in *in = (const void *)req->args;
+	struct inode *inode = fuse_inode(req, req->hdr.nodeid);
+	struct stat st;
+
+	if (!inode)
+		return -ESTALE;
+	int err = confine_stat(inode->fd, &st);
+
+	fuse_put_inode(req, inode);
+	if (err)
+		return err;
+	if ((in->mask & W_OK) && req->srv->readonly)
+		return -EROFS;
+
+	unsigned want = in->mask & (R_OK | W_OK | X_OK);
+	unsigned have;
+
+	if (req->hdr.uid == 0)
+		/* Root passes everything but executing a file nobody may. */
+		have = R_OK | W_OK |
+		       ((S_ISDIR(st.st_mode) || (st.st_mode & 0111)) ? X_OK : 0);
+	else if (req->hdr.uid == st.st_uid)
+		have = (st.st_mode >> 6) & 7;
+	else if (req->hdr.gid == st.st_gid)
+		have = (st.st_mode >> 3) & 7;
+	else
+		have = st.st_mode & 7;
+	return (want & ~have) ? -EACCES : 0;
+}
+
+int fuse_readlink(struct fuse_req *req)
+{
+	struct inode *inode = fuse_inode(req, req->hdr.nodeid);
+	char target[PATH_MAX];
+
+	if (!inode)
+		return -ESTALE;
+	if (inode->type != S_IFLNK) {
+		fuse_put_inode(req, inode);
+		return -EINVAL;
+	}
+	ssize_t n = readlinkat(inode->fd, "", target, sizeof(target));
+	int err = n < 0 ? -errno : 0;
+
+	fuse_put_inode(req, inode);
+	return err ? err : fuse_reply(req, target, (size_t)n);
+}

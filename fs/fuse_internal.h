@@ -1,0 +1,140 @@
+/* What the FUSE server's files share: state, requests, helpers, handlers. */
+#ifndef FSVM_FUSE_INTERNAL_H
+#define FSVM_FUSE_INTERNAL_H
+
+#include <linux/fuse.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "fs/fuse_server.h"
+#include "fs/handle_table.h"
+#include "fs/inode_table.h"
+
+/* The most that LOOKUP answers per entry and READ moves per request. */
+#define FUSE_MAX_PAGES_OFFERED 256
+#define FUSE_MAX_TRANSFER (FUSE_MAX_PAGES_OFFERED * 4096u)
+/* DAX mappings are placed and sized in host pages. */
+#define FUSE_DAX_ALIGN_LOG2 12
+#define FUSE_DAX_ALIGN (1ull << FUSE_DAX_ALIGN_LOG2)
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+struct fuse_server {
+	bool readonly;
+	enum fuse_cache_mode cache;
+	bool writeback;
+	const struct fuse_dax_ops *dax;
+	bool host_root; /* running as root: give new files the guest's owner */
+	int proc_fd;    /* /proc/self/fd, to reopen O_PATH fds */
+	struct inode_table inodes;
+	struct handle_table handles;
+	pthread_mutex_t session_lock; /* INIT and DESTROY, one at a time */
+	atomic_bool initialized;
+	/* The INIT flags both sides agreed on, flags2 in the high half. */
+	_Atomic uint64_t flags;
+};
+
+/* One request as it is run. Everything a handler checks is in the copies
+ * here; only bulk data (WRITE, SETXATTR values, forget and mapping lists)
+ * is read from the guest's iovecs afterwards. */
+struct fuse_req {
+	struct fuse_server *srv;
+	struct fuse_in_header hdr;
+	const struct iovec *in;
+	int in_cnt;
+	/* The arguments after the header: the first args_copied of their
+	 * args_len bytes are copied into args. */
+	const unsigned char *args;
+	size_t args_len;
+	size_t args_copied;
+	const struct iovec *out;
+	int out_cnt;
+	size_t out_room; /* reply bytes that fit after the fuse_out_header */
+};
+
+/* Handlers return a negative errno or the bytes of reply they wrote. */
+typedef int fuse_handler(struct fuse_req *req);
+
+/* --- helpers (fuse_reply.c, fuse_args.c) --- */
+
+static inline bool fuse_negotiated(const struct fuse_server *srv, uint64_t flag)
+{
+	return atomic_load_explicit(&srv->flags, memory_order_relaxed) & flag;
+}
+
+/* Writes the reply payload; returns len, or -ERANGE if out is too small. */
+int fuse_reply(struct fuse_req *req, const void *data, size_t len);
+
+void fuse_fill_attr(const struct fuse_server *srv, const struct stat *st,
+		    struct fuse_attr *attr);
+/* Seconds the guest may cache names and attributes, by cache mode. */
+uint64_t fuse_cache_timeout(const struct fuse_server *srv);
+
+/* Counts a guest lookup of the file open at fd (O_PATH, taken over, with
+ * stat *st) and fills *entry for the reply. Returns 0 or -errno. */
+int fuse_add_entry(struct fuse_server *srv, int fd, const struct stat *st,
+		   struct fuse_entry_out *entry);
+
+/* The inode or handle a request names, referenced; put it when done. */
+struct inode *fuse_inode(struct fuse_req *req, uint64_t nodeid);
+struct handle *fuse_handle(struct fuse_req *req, uint64_t fh);
+void fuse_put_inode(struct fuse_req *req, struct inode *inode);
+void fuse_put_handle(struct fuse_req *req, struct handle *h);
+
+/* Gives a file the guest just created the caller's owner and the mode the
+ * guest asked for, as the guest's own kernel would have. parent_fd is the
+ * directory it was created in, fd names the file (O_PATH or open). *st is
+ * its stat, refreshed if anything changed. Returns 0 or -errno. */
+int fuse_adopt_new(struct fuse_req *req, int parent_fd, int fd, mode_t mode,
+		   struct stat *st);
+
+/* Copies up to len argument bytes from offset off (counted from the end of
+ * the header) straight from the guest's iovecs; for bulk data beyond the
+ * copied arguments. Returns the bytes copied. */
+size_t fuse_args_read(const struct fuse_req *req, size_t off, void *dst,
+		      size_t len);
+
+/* Reads a NUL-terminated string of at most max_len bytes (NUL excluded)
+ * from the copied arguments at *off, moving *off past it. Returns 0,
+ * -ENAMETOOLONG or -EINVAL (missing NUL, empty). */
+int fuse_args_string(const struct fuse_req *req, size_t *off, size_t max_len,
+		     const char **s);
+/* As fuse_args_string, for a name inside a directory: one component, not
+ * "." or "..", at most NAME_MAX bytes. */
+int fuse_args_name(const struct fuse_req *req, size_t *off, const char **name);
+
+/* Clears set-user-ID and (group-executable) set-group-ID from the file open
+ * at fd, as the guest's kernel asks when a writer lacks CAP_FSETID and as
+ * the host would not do for us, running as root. Returns 0 or -errno. */
+int fuse_kill_suidgid(int fd);
+
+/* --- handlers, by area --- */
+
+/* fuse_session.c */
+fuse_handler fuse_init, fuse_destroy, fuse_interrupt, fuse_statfs, fuse_syncfs;
+/* fuse_entry.c */
+fuse_handler fuse_lookup, fuse_forget, fuse_batch_forget, fuse_getattr,
+	fuse_setattr, fuse_access, fuse_readlink;
+/* fuse_namespace.c */
+fuse_handler fuse_mknod, fuse_mkdir, fuse_symlink, fuse_link, fuse_unlink,
+	fuse_rmdir, fuse_rename, fuse_rename2;
+/* fuse_file.c; fuse_release and fuse_fsync serve directories too */
+fuse_handler fuse_open, fuse_create, fuse_tmpfile, fuse_read, fuse_write,
+	fuse_flush, fuse_release, fuse_fsync, fuse_fallocate, fuse_lseek,
+	fuse_copy_file_range;
+/* fuse_dir.c */
+fuse_handler fuse_opendir, fuse_readdir, fuse_readdirplus;
+/* fuse_xattr.c */
+fuse_handler fuse_setxattr, fuse_getxattr, fuse_listxattr, fuse_removexattr;
+/* fuse_lock.c */
+fuse_handler fuse_getlk, fuse_setlk, fuse_setlkw;
+/* fuse_dax.c */
+fuse_handler fuse_setupmapping, fuse_removemapping;
+
+/* For tests: inodes (root included) and handles the server holds. */
+size_t fuse_server_inode_count(struct fuse_server *srv);
+size_t fuse_server_handle_count(struct fuse_server *srv);
+
+#endif

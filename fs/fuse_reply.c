@@ -1,0 +1,138 @@
+/* Reply building (attributes, entries, timeouts) and request references. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "fs/confine.h"
+#include "fs/fuse_internal.h"
+#include "fs/iov.h"
+
+int fuse_reply(struct fuse_req *req, const void *data, size_t len)
+{
+	if (len > req->out_room)
+		return -ERANGE;
+	iov_copy_to(req->out, req->out_cnt, sizeof(struct fuse_out_header),
+		    data, len);
+	return (int)len;
+}
+
+/* The guest decodes rdev with the kernel's new_decode_dev(). */
+static uint32_t encode_rdev(dev_t dev)
+{
+	uint32_t maj = major(dev), min = minor(dev);
+
+	return (min & 0xff) | (maj << 8) | ((min & ~0xffu) << 12);
+}
+
+void fuse_fill_attr(const struct fuse_server *srv, const struct stat *st,
+		    struct fuse_attr *attr)
+{
+	*attr = (struct fuse_attr){
+		.ino = st->st_ino,
+		.size = (uint64_t)st->st_size,
+		.blocks = (uint64_t)st->st_blocks,
+		.atime = (uint64_t)st->st_atim.tv_sec,
+		.mtime = (uint64_t)st->st_mtim.tv_sec,
+		.ctime = (uint64_t)st->st_ctim.tv_sec,
+		.atimensec = (uint32_t)st->st_atim.tv_nsec,
+		.mtimensec = (uint32_t)st->st_mtim.tv_nsec,
+		.ctimensec = (uint32_t)st->st_ctim.tv_nsec,
+		.mode = st->st_mode,
+		.nlink = (uint32_t)st->st_nlink,
+		.uid = st->st_uid,
+		.gid = st->st_gid,
+		.rdev = encode_rdev(st->st_rdev),
+		.blksize = (uint32_t)st->st_blksize,
+	};
+	/* A guest mounted with dax=inode maps the files we mark; with a
+	 * window configured, that is every regular file. */
+	if (S_ISREG(st->st_mode) && fuse_negotiated(srv, FUSE_HAS_INODE_DAX))
+		attr->flags |= FUSE_ATTR_DAX;
+}
+
+uint64_t fuse_cache_timeout(const struct fuse_server *srv)
+{
+	switch (srv->cache) {
+	case FUSE_CACHE_NONE:
+		return 0;
+	case FUSE_CACHE_AUTO:
+		return 1;
+	case FUSE_CACHE_ALWAYS:
+		break;
+	}
+	return 86400;
+}
+
+int fuse_add_entry(struct fuse_server *srv, int fd, const struct stat *st,
+		   struct fuse_entry_out *entry)
+{
+	uint64_t nodeid;
+	int err = inode_table_add_lookup(&srv->inodes, fd, st, &nodeid);
+
+	if (err)
+		return err;
+	/* Node ids are never reused, so generation can stay 0. */
+	*entry = (struct fuse_entry_out){
+		.nodeid = nodeid,
+		.entry_valid = fuse_cache_timeout(srv),
+		.attr_valid = fuse_cache_timeout(srv),
+	};
+	fuse_fill_attr(srv, st, &entry->attr);
+	return 0;
+}
+
+struct inode *fuse_inode(struct fuse_req *req, uint64_t nodeid)
+{
+	return inode_get(&req->srv->inodes, nodeid);
+}
+
+void fuse_put_inode(struct fuse_req *req, struct inode *inode)
+{
+	inode_put(&req->srv->inodes, inode);
+}
+
+struct handle *fuse_handle(struct fuse_req *req, uint64_t fh)
+{
+	return handle_get(&req->srv->handles, fh);
+}
+
+void fuse_put_handle(struct fuse_req *req, struct handle *h)
+{
+	handle_put(&req->srv->handles, h);
+}
+
+int fuse_adopt_new(struct fuse_req *req, int parent_fd, int fd, mode_t mode,
+		   struct stat *st)
+{
+	struct stat parent;
+	uid_t uid = req->hdr.uid;
+	gid_t gid = req->hdr.gid;
+	mode_t want = mode & 07777;
+	bool changed = false;
+	int err = confine_stat(parent_fd, &parent);
+
+	if (err)
+		return err;
+	/* In a set-group-ID directory the host already gave the file the
+	 * directory's group (and a new directory the bit): keep both. */
+	if (parent.st_mode & S_ISGID) {
+		gid = parent.st_gid;
+		if (S_ISDIR(st->st_mode))
+			want |= S_ISGID;
+	}
+	if (req->srv->host_root && (st->st_uid != uid || st->st_gid != gid)) {
+		if (fchownat(fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW))
+			return -errno;
+		changed = true;
+	}
+	/* The host's umask may have taken permission bits, and the chown
+	 * above the set-ID bits: put back what the guest asked for. */
+	if (!S_ISLNK(st->st_mode) &&
+	    ((st->st_mode & 0777) != (want & 0777) || (want & 07000))) {
+		if (fchmodat(req->srv->proc_fd, confine_fd_name(fd).s, want, 0))
+			return -errno;
+		changed = true;
+	}
+	return changed ? confine_stat(fd, st) : 0;
+}

@@ -1,0 +1,247 @@
+/* FUSE server entry: set-up, request decoding, dispatch by opcode, replies. */
+#include "fs/fuse_server.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fs/confine.h"
+#include "fs/fuse_internal.h"
+#include "fs/iov.h"
+
+/* The longest arguments a handler reads from the copy: SYMLINK's name and
+ * target. Longer arguments are cut here, so their strings fail to parse. */
+#define FUSE_ARGS_COPY_MAX (NAME_MAX + 1 + PATH_MAX)
+
+struct fuse_op {
+	fuse_handler *run;
+	uint32_t arg_min;   /* fixed argument bytes the request must carry */
+	uint32_t reply_min; /* fixed reply bytes out must have room for */
+	uint32_t copy_max;  /* argument bytes to copy; 0: FUSE_ARGS_COPY_MAX */
+	bool modifies;      /* refused with EROFS on a read-only share */
+	bool no_reply;      /* the guest expects no answer */
+};
+
+#define IN(type) .arg_min = sizeof(struct type)
+#define OUT(type) .reply_min = sizeof(struct type)
+
+static const struct fuse_op fuse_ops[] = {
+	[FUSE_INIT] = { .run = fuse_init, .arg_min = 16, OUT(fuse_init_out) },
+	[FUSE_DESTROY] = { .run = fuse_destroy },
+	[FUSE_INTERRUPT] = { .run = fuse_interrupt, .no_reply = true },
+	[FUSE_STATFS] = { .run = fuse_statfs, OUT(fuse_statfs_out) },
+	[FUSE_SYNCFS] = { .run = fuse_syncfs, IN(fuse_syncfs_in) },
+	[FUSE_LOOKUP] = { .run = fuse_lookup, OUT(fuse_entry_out) },
+	[FUSE_FORGET] = { .run = fuse_forget, IN(fuse_forget_in), .no_reply = true },
+	[FUSE_BATCH_FORGET] = { .run = fuse_batch_forget, IN(fuse_batch_forget_in),
+				.no_reply = true },
+	[FUSE_GETATTR] = { .run = fuse_getattr, IN(fuse_getattr_in), OUT(fuse_attr_out) },
+	[FUSE_SETATTR] = { .run = fuse_setattr, IN(fuse_setattr_in), OUT(fuse_attr_out),
+			   .modifies = true },
+	[FUSE_ACCESS] = { .run = fuse_access, IN(fuse_access_in) },
+	[FUSE_READLINK] = { .run = fuse_readlink },
+	[FUSE_MKNOD] = { .run = fuse_mknod, IN(fuse_mknod_in), OUT(fuse_entry_out),
+			 .modifies = true },
+	[FUSE_MKDIR] = { .run = fuse_mkdir, IN(fuse_mkdir_in), OUT(fuse_entry_out),
+			 .modifies = true },
+	[FUSE_SYMLINK] = { .run = fuse_symlink, OUT(fuse_entry_out), .modifies = true },
+	[FUSE_LINK] = { .run = fuse_link, IN(fuse_link_in), OUT(fuse_entry_out),
+			.modifies = true },
+	[FUSE_UNLINK] = { .run = fuse_unlink, .modifies = true },
+	[FUSE_RMDIR] = { .run = fuse_rmdir, .modifies = true },
+	[FUSE_RENAME] = { .run = fuse_rename, IN(fuse_rename_in), .modifies = true },
+	[FUSE_RENAME2] = { .run = fuse_rename2, IN(fuse_rename2_in), .modifies = true },
+	[FUSE_OPEN] = { .run = fuse_open, IN(fuse_open_in), OUT(fuse_open_out) },
+	[FUSE_CREATE] = { .run = fuse_create, IN(fuse_create_in),
+			  .reply_min = sizeof(struct fuse_entry_out) +
+				       sizeof(struct fuse_open_out),
+			  .modifies = true },
+	[FUSE_TMPFILE] = { .run = fuse_tmpfile, IN(fuse_create_in),
+			   .reply_min = sizeof(struct fuse_entry_out) +
+					sizeof(struct fuse_open_out),
+			   .modifies = true },
+	[FUSE_READ] = { .run = fuse_read, IN(fuse_read_in) },
+	/* WRITE's data is never copied: pwritev reads it in place. */
+	[FUSE_WRITE] = { .run = fuse_write, IN(fuse_write_in), OUT(fuse_write_out),
+			 .copy_max = sizeof(struct fuse_write_in), .modifies = true },
+	[FUSE_FLUSH] = { .run = fuse_flush, IN(fuse_flush_in) },
+	[FUSE_RELEASE] = { .run = fuse_release, IN(fuse_release_in) },
+	[FUSE_FSYNC] = { .run = fuse_fsync, IN(fuse_fsync_in) },
+	[FUSE_FALLOCATE] = { .run = fuse_fallocate, IN(fuse_fallocate_in),
+			     .modifies = true },
+	[FUSE_LSEEK] = { .run = fuse_lseek, IN(fuse_lseek_in), OUT(fuse_lseek_out) },
+	[FUSE_COPY_FILE_RANGE] = { .run = fuse_copy_file_range,
+				   IN(fuse_copy_file_range_in),
+				   OUT(fuse_write_out), .modifies = true },
+	[FUSE_OPENDIR] = { .run = fuse_opendir, IN(fuse_open_in), OUT(fuse_open_out) },
+	[FUSE_READDIR] = { .run = fuse_readdir, IN(fuse_read_in) },
+	[FUSE_READDIRPLUS] = { .run = fuse_readdirplus, IN(fuse_read_in) },
+	[FUSE_RELEASEDIR] = { .run = fuse_release, IN(fuse_release_in) },
+	[FUSE_FSYNCDIR] = { .run = fuse_fsync, IN(fuse_fsync_in) },
+	/* Without FUSE_SETXATTR_EXT, which we never offer, the guest sends
+	 * the short, compatible fuse_setxattr_in. */
+	[FUSE_SETXATTR] = { .run = fuse_setxattr, .arg_min = FUSE_COMPAT_SETXATTR_IN_SIZE,
+			    .modifies = true },
+	[FUSE_GETXATTR] = { .run = fuse_getxattr, IN(fuse_getxattr_in) },
+	[FUSE_LISTXATTR] = { .run = fuse_listxattr, IN(fuse_getxattr_in) },
+	[FUSE_REMOVEXATTR] = { .run = fuse_removexattr, .modifies = true },
+	[FUSE_GETLK] = { .run = fuse_getlk, IN(fuse_lk_in), OUT(fuse_lk_out) },
+	[FUSE_SETLK] = { .run = fuse_setlk, IN(fuse_lk_in) },
+	[FUSE_SETLKW] = { .run = fuse_setlkw, IN(fuse_lk_in) },
+	[FUSE_SETUPMAPPING] = { .run = fuse_setupmapping, IN(fuse_setupmapping_in) },
+	[FUSE_REMOVEMAPPING] = { .run = fuse_removemapping, IN(fuse_removemapping_in) },
+};
+
+int fuse_server_create(const struct fuse_server_config *cfg,
+		       struct fuse_server **out)
+{
+	struct stat st;
+	int err;
+
+	if (!cfg || !cfg->root || cfg->cache > FUSE_CACHE_ALWAYS)
+		return -EINVAL;
+	struct fuse_server *srv = calloc(1, sizeof(*srv));
+
+	if (!srv)
+		return -ENOMEM;
+	*srv = (struct fuse_server){
+		.readonly = cfg->readonly,
+		.cache = cfg->cache,
+		.writeback = cfg->writeback && cfg->cache != FUSE_CACHE_NONE,
+		.dax = cfg->dax,
+		.host_root = geteuid() == 0,
+		.proc_fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC),
+	};
+	/* The configured root is the host's choice, so it may follow
+	 * symlinks; everything below it is the guest's and may not. */
+	int root_fd = open(cfg->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (srv->proc_fd < 0 || root_fd < 0) {
+		err = -errno;
+		goto fail;
+	}
+	err = confine_stat(root_fd, &st);
+	if (err)
+		goto fail;
+	err = handle_table_init(&srv->handles);
+	if (err)
+		goto fail;
+	err = inode_table_init(&srv->inodes, root_fd, &st);
+	if (err) {
+		handle_table_fini(&srv->handles);
+		goto fail;
+	}
+	pthread_mutex_init(&srv->session_lock, NULL);
+	*out = srv;
+	return 0;
+fail:
+	if (root_fd >= 0)
+		close(root_fd);
+	if (srv->proc_fd >= 0)
+		close(srv->proc_fd);
+	free(srv);
+	return err;
+}
+
+void fuse_server_destroy(struct fuse_server *srv)
+{
+	if (!srv)
+		return;
+	handle_table_fini(&srv->handles);
+	inode_table_fini(&srv->inodes);
+	pthread_mutex_destroy(&srv->session_lock);
+	close(srv->proc_fd);
+	free(srv);
+}
+
+size_t fuse_server_inode_count(struct fuse_server *srv)
+{
+	return inode_table_count(&srv->inodes);
+}
+
+size_t fuse_server_handle_count(struct fuse_server *srv)
+{
+	return handle_table_count(&srv->handles);
+}
+
+/* The table entry for an opcode, or NULL for one we do not serve. */
+static const struct fuse_op *find_op(uint32_t opcode)
+{
+	if (opcode >= ARRAY_LEN(fuse_ops) || !fuse_ops[opcode].run)
+		return NULL;
+	return &fuse_ops[opcode];
+}
+
+/* Copies the header and the arguments (up to copy_max of them) out of
+ * guest memory. A request shorter than its header's len is refused; bytes
+ * past that len are ignored. */
+static int decode(struct fuse_req *req, unsigned char *args)
+{
+	size_t in_len = iov_length(req->in, req->in_cnt);
+
+	if (iov_copy_from(req->in, req->in_cnt, 0, &req->hdr, sizeof(req->hdr)) <
+	    sizeof(req->hdr)) {
+		memset(&req->hdr, 0, sizeof(req->hdr));
+		return -EINVAL;
+	}
+	if (req->hdr.len < sizeof(req->hdr) || req->hdr.len > in_len)
+		return -EINVAL;
+	req->args_len = req->hdr.len - sizeof(req->hdr);
+
+	const struct fuse_op *op = find_op(req->hdr.opcode);
+	size_t copy_max = op && op->copy_max ? op->copy_max : FUSE_ARGS_COPY_MAX;
+
+	req->args_copied = iov_copy_from(req->in, req->in_cnt, sizeof(req->hdr),
+					 args, req->args_len < copy_max ?
+					 req->args_len : copy_max);
+	req->args = args;
+	return 0;
+}
+
+/* Runs a decoded request; returns a negative errno or reply bytes. */
+static int run(struct fuse_req *req, const struct fuse_op *op)
+{
+	if (!atomic_load_explicit(&req->srv->initialized, memory_order_acquire) &&
+	    op->run != fuse_init)
+		return -EIO;
+	if (req->args_len < op->arg_min || req->out_room < op->reply_min)
+		return -EINVAL;
+	if (op->modifies && req->srv->readonly)
+		return -EROFS;
+	return op->run(req);
+}
+
+size_t fuse_server_handle(struct fuse_server *srv, const struct iovec *in,
+			  int in_cnt, const struct iovec *out, int out_cnt)
+{
+	_Alignas(8) unsigned char args[FUSE_ARGS_COPY_MAX];
+	struct fuse_req req = { .srv = srv, .in = in, .in_cnt = in_cnt,
+				.out = out, .out_cnt = out_cnt };
+	int result = decode(&req, args);
+	const struct fuse_op *op = result ? NULL : find_op(req.hdr.opcode);
+
+	if (op && op->no_reply) {
+		run(&req, op);
+		return 0;
+	}
+	size_t out_len = iov_length(out, out_cnt);
+
+	/* No room for an answer: running it would leave the guest unaware of
+	 * what it did (a lookup it cannot forget, a handle it cannot close). */
+	if (out_len < sizeof(struct fuse_out_header))
+		return 0;
+	req.out_room = out_len - sizeof(struct fuse_out_header);
+	if (result == 0)
+		result = op ? run(&req, op) : -ENOSYS;
+
+	struct fuse_out_header oh = {
+		.len = sizeof(oh) + (result > 0 ? (uint32_t)result : 0),
+		.error = result < 0 ? result : 0,
+		.unique = req.hdr.unique,
+	};
+	iov_copy_to(out, out_cnt, 0, &oh, sizeof(oh));
+	return oh.len;
+}

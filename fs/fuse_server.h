@@ -1,0 +1,54 @@
+/* The FUSE server: runs FUSE requests against one host folder. It knows
+ * nothing of virtqueues or KVM: a request comes in as iovecs, the reply
+ * goes out into iovecs, so it can be unit-tested and fuzzed on its own. */
+#ifndef FSVM_FUSE_SERVER_H
+#define FSVM_FUSE_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+enum fuse_cache_mode {
+	FUSE_CACHE_NONE,   /* no attribute/entry caching, direct I/O */
+	FUSE_CACHE_AUTO,   /* short timeouts, page cache kept while unchanged */
+	FUSE_CACHE_ALWAYS, /* long timeouts, page cache always kept */
+};
+
+/* The DAX window, provided by the device; absent (NULL) when DAX is off. */
+struct fuse_dax_ops {
+	/* Maps [foffset, foffset + len) of fd at moffset in the window. */
+	int (*map)(void *opaque, uint64_t moffset, uint64_t len, int fd,
+		   uint64_t foffset, bool writable);
+	/* Puts the window's [moffset, moffset + len) back to unmapped. */
+	int (*unmap)(void *opaque, uint64_t moffset, uint64_t len);
+	uint64_t window_size;
+	void *opaque;
+};
+
+struct fuse_server_config {
+	const char *root;  /* host folder shared with the guest */
+	bool readonly;     /* every write fails with EROFS */
+	enum fuse_cache_mode cache;
+	bool writeback;    /* offer FUSE_WRITEBACK_CACHE (not with cache=none) */
+	const struct fuse_dax_ops *dax;
+};
+
+struct fuse_server;
+
+/* Opens the root and prepares the tables; returns 0 or a negative errno. */
+int fuse_server_create(const struct fuse_server_config *cfg,
+		       struct fuse_server **out);
+void fuse_server_destroy(struct fuse_server *srv);
+
+/* Runs one request. in holds what the guest wrote (fuse_in_header and
+ * arguments), out is where the reply goes (fuse_out_header and data).
+ * Both live in guest memory: the guest may change them at any time, so
+ * headers and names are copied before they are checked. Returns the number
+ * of reply bytes written to out: 0 for requests that take no reply
+ * (FORGET, BATCH_FORGET) or when out cannot hold even a header.
+ * Safe to call from several threads at once. */
+size_t fuse_server_handle(struct fuse_server *srv, const struct iovec *in,
+			  int in_cnt, const struct iovec *out, int out_cnt);
+
+#endif

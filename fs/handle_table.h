@@ -1,0 +1,51 @@
+/* Open files and directories of the guest, found by FUSE file handle (fh). */
+#ifndef FSVM_HANDLE_TABLE_H
+#define FSVM_HANDLE_TABLE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct handle {
+	uint64_t fh;
+	int fd;
+	bool writable; /* the guest opened it for writing */
+	bool is_dir;
+	/* Directory reads seek the shared fd and then read it: one at a time. */
+	pthread_mutex_t dir_lock;
+	uint64_t refs; /* the table's own plus requests in flight */
+	struct handle *next;
+};
+
+struct handle_table {
+	pthread_mutex_t lock;
+	struct handle **chains;
+	size_t buckets; /* a power of two */
+	size_t count;
+	uint64_t next_fh; /* grows only: handles are never reused */
+};
+
+int handle_table_init(struct handle_table *t);
+/* Closes every handle; nobody may hold a reference any more. */
+void handle_table_fini(struct handle_table *t);
+
+/* Files fd (taken over: closed on failure) under a new handle, returned in
+ * *fh. Returns 0 or -errno. */
+int handle_table_add(struct handle_table *t, int fd, bool writable,
+		     bool is_dir, uint64_t *fh);
+
+/* Takes a reference on the handle fh, or returns NULL. */
+struct handle *handle_get(struct handle_table *t, uint64_t fh);
+void handle_put(struct handle_table *t, struct handle *h);
+
+/* Takes fh out of the table; its fd closes once requests in flight are
+ * done with it. Returns 0 or -EBADF for an unknown fh. */
+int handle_table_remove(struct handle_table *t, uint64_t fh);
+
+/* Closes every handle, as at the end of a FUSE session. */
+void handle_table_reset(struct handle_table *t);
+
+size_t handle_table_count(struct handle_table *t);
+
+#endif
