@@ -1,0 +1,26 @@
+# Benchmark helpers (sourced): timing and min/median/max of samples.
+
+# now_ms: monotonic-enough wall clock in milliseconds (bash's EPOCHREALTIME).
+now_ms() {
+	local t=${EPOCHREALTIME/./}
+	echo $((10#$t / 1000))
+}
+
+# stats NUMBERS...: prints "min median max" (the median of an even count is
+# the lower middle sample).
+stats() {
+	printf '%s\n' "$@" | sort -n | awk '{ v[NR] = $1 }
+		END { if (NR == 0) { print "- - -"; exit }
+		      printf "%s %s %s\n", v[1], v[int((NR + 1) / 2)], v[NR] }'
+}
+
+# in_lab_if_needed SCRIPT ARGS...: re-runs the script inside the lab when this
+# host's KVM cannot run a stock kernel; returns only when already capable.
+in_lab_if_needed() {
+	local top
+	top=$(cd "$(dirname "$0")/.." && pwd)
+	if ! "$top/tools/kvm-check" >/dev/null 2>&1; then
+		echo "bench: host KVM cannot run stock kernels; running inside the lab (emulated: compare ratios only)"
+		exec "$top/tools/lab" --timeout 3000 -- "$@"
+	fi
+}

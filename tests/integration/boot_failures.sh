@@ -1,0 +1,26 @@
+#!/bin/sh
+# Commands that cannot run, a panicking guest and a guest that never ends all
+# end fsvm with a defined status and one line saying what happened.
+. "$(dirname "$0")/lib.sh"
+
+run_fsvm run -- no-such-command-here
+expect_eq "not found" 127 "$rc"
+expect_match "not found message" "no-such-command-here: command not found" "$err"
+
+run_fsvm run -- /etc/passwd
+expect_eq "not executable" 126 "$rc"
+
+# The guest kernel panics: the message names the panic, no hang.
+run_fsvm run --timeout 300 -- sh -c 'echo c > /proc/sysrq-trigger; sleep 100'
+expect_eq "panic status" 125 "$rc"
+expect_match "panic message" "^fsvm: guest kernel panicked: " "$(echo "$err" | tail -n 1)"
+
+# A guest that reboots before its command finished.
+run_fsvm run --timeout 300 -- sh -c 'echo b > /proc/sysrq-trigger; sleep 100'
+expect_eq "reboot status" 125 "$rc"
+expect_match "reboot message" "guest rebooted before its command reported a status" "$err"
+
+run_fsvm run --timeout 3 -- sleep 1000
+expect_eq "timeout status" 124 "$rc"
+expect_match "timeout message" "timed out after 3 s" "$err"
+finish
