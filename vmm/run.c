@@ -11,6 +11,7 @@
 #include <sys/eventfd.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
@@ -229,6 +230,27 @@ static int setup_devices(struct run *r)
 	return err ? setup_error("devices", "cannot register", err) : 0;
 }
 
+/* Each inode the guest has looked up holds an O_PATH fd on the host, so a
+ * guest with a warm dentry cache needs far more than the usual 1024. */
+static void raise_fd_limit(void)
+{
+	struct rlimit lim;
+	if (getrlimit(RLIMIT_NOFILE, &lim) < 0)
+		return;
+	FILE *f = fopen("/proc/sys/fs/nr_open", "r");
+	unsigned long long nr_open;
+	if (f && fscanf(f, "%llu", &nr_open) == 1 && nr_open > lim.rlim_max) {
+		struct rlimit want = {.rlim_cur = nr_open, .rlim_max = nr_open};
+		if (setrlimit(RLIMIT_NOFILE, &want) == 0)
+			lim = want; /* privileged: the kernel's maximum */
+	}
+	if (f)
+		fclose(f);
+	lim.rlim_cur = lim.rlim_max;
+	if (setrlimit(RLIMIT_NOFILE, &lim) < 0)
+		log_info("cannot raise the open-file limit: %s", strerror(errno));
+}
+
 static enum fuse_cache_mode cache_mode(const char *name)
 {
 	if (!strcmp(name, "none"))
@@ -276,6 +298,7 @@ static int setup_shares(struct run *r)
 	const struct fsvm_config *cfg = r->cfg;
 	if (!getcwd(r->cwd, sizeof(r->cwd)))
 		r->cwd[0] = '\0';
+	raise_fd_limit();
 	if (add_share(r, "--root", cfg->root, "/",
 		      cfg->rw_root ? GUEST_MOUNT_RW : GUEST_MOUNT_OVERLAY))
 		return -1;

@@ -2,10 +2,11 @@
 # fio with data verification and stress-ng's file-system stressors over a
 # share, sized for the lab: every byte read back must match, zero errors.
 . "$(dirname "$0")/lib.sh"
-share=$TMP/share
+ext4_dir 512M
+share=$EXT4_DIR
 mkdir -p "$share"
 
-run_fsvm run --timeout 1200 --cpus 2 --share "$share:/mnt/share" -- sh -c '
+run_fsvm run --timeout 1200 --share "$share:/mnt/share" -- sh -c '
 	cd /mnt/share || exit 1
 	fio --name=verify --directory=/mnt/share --size=8M --bs=4k --rw=randwrite \
 		--ioengine=psync --verify=crc32c --verify_fatal=1 --do_verify=1 \
@@ -22,8 +23,11 @@ run_fsvm run --timeout 1200 --cpus 2 --share "$share:/mnt/share" -- sh -c '
 		--symlink 1 --symlink-ops 50 --lockf 1 --lockf-ops 100 \
 		--flock 1 --flock-ops 100 --fallocate 1 --fallocate-ops 10 \
 		--xattr 1 --xattr-ops 50 >stress.out 2>&1
-	echo "stress-ng: $?"'
+	echo "stress-ng: $?"
+	df -h /mnt/share; df -i /mnt/share'
 expect_eq "status" 0 "$rc"
+[ "$rc" = 0 ] || echo "$err" | tail -n 30 >&2
+grep -q '^stress-ng: 0$' "$TMP/out" || echo "$out" | tail -n 4 >&2
 expect_match "fio verify" "^fio: 0$" "$out"
 expect_match "fio direct verify" "^fio-direct: 0$" "$out"
 expect_match "stress-ng" "^stress-ng: 0$" "$out"
