@@ -67,6 +67,7 @@ int bzimage_load(const struct guest_mem *mem, const uint8_t *img,
 	void *dst = guest_ptr(mem, load, need);
 	if (!dst)
 		return fail(why, "guest RAM too small for the kernel", -ENOMEM);
+	guest_mem_prefault(mem, load, kernel_size);
 	memcpy(dst, img + setup_size, kernel_size);
 
 	hdr->type_of_loader = LOADER_TYPE_UNDEFINED;

@@ -83,6 +83,17 @@ void *guest_ptr(const struct guest_mem *mem, uint64_t gpa, uint64_t len)
 	return NULL;
 }
 
+void guest_mem_prefault(const struct guest_mem *mem, uint64_t gpa,
+			uint64_t len)
+{
+	uint8_t *p = guest_ptr(mem, gpa, len);
+	if (!p)
+		return;
+	/* madvise wants a page-aligned start. */
+	uintptr_t start = (uintptr_t)p & ~(uintptr_t)4095;
+	madvise((void *)start, len + ((uintptr_t)p - start), MADV_POPULATE_WRITE);
+}
+
 int guest_write(const struct guest_mem *mem, uint64_t gpa, const void *src,
 		size_t len)
 {

@@ -41,6 +41,11 @@ int guest_mem_add(struct guest_mem *mem, uint64_t gpa, uint64_t size,
  * an address outside every region). */
 void *guest_ptr(const struct guest_mem *mem, uint64_t gpa, uint64_t len);
 
+/* Faults in [gpa, gpa + len) with one call before a bulk copy (thousands
+ * of page faults otherwise); a no-op where the kernel cannot. */
+void guest_mem_prefault(const struct guest_mem *mem, uint64_t gpa,
+			uint64_t len);
+
 /* Copies into / out of guest memory; -EFAULT when the range is not RAM. */
 int guest_write(const struct guest_mem *mem, uint64_t gpa, const void *src,
 		size_t len);

@@ -34,7 +34,7 @@
 #include "vmm/vcpu.h"
 
 #define BASE_CMDLINE                                                           \
-	"console=ttyS1 8250.nr_uarts=2 reboot=k panic=-1 acpi=off "             \
+	"console=ttyS1 8250.nr_uarts=2 reboot=k panic=-1 acpi=off pci=noearly "             \
 	"i8042.noaux i8042.nomux i8042.nopnp i8042.dumbkbd"
 
 struct run {
@@ -159,6 +159,7 @@ static int load_initrd(struct run *r)
 		return setup_error(path, why, 0);
 	}
 	uint8_t *dst = guest_ptr(&r->vm.mem, gpa, spec_at + spec.len);
+	guest_mem_prefault(&r->vm.mem, gpa, spec_at + spec.len);
 	err = read_full(fd, dst, file_len);
 	close(fd);
 	if (!err) {
