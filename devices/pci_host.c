@@ -84,11 +84,12 @@ static void pci_host_mmio(void *opaque, uint64_t offset, bool is_write,
 }
 
 int pci_host_init(struct pci_host *host, struct io_bus *pio,
-		  struct io_bus *mmio)
+		  struct io_bus *mmio, uint64_t mmio64_start)
 {
 	memset(host, 0, sizeof(*host));
 	pthread_mutex_init(&host->lock, NULL);
 	host->next_mmio32 = PCI_MMIO32_START;
+	host->next_mmio64 = mmio64_start;
 	pci_dev_init(&host->bridge, BRIDGE_VENDOR, BRIDGE_DEVICE, BRIDGE_CLASS,
 		     0, 0);
 	host->slots[0] = &host->bridge;
@@ -121,5 +122,12 @@ uint64_t pci_host_alloc_mmio32(struct pci_host *host, uint64_t size)
 	if (addr + size > PCI_MMIO32_END)
 		return 0;
 	host->next_mmio32 = addr + size;
+	return addr;
+}
+
+uint64_t pci_host_alloc_mmio64(struct pci_host *host, uint64_t size)
+{
+	uint64_t addr = (host->next_mmio64 + size - 1) & ~(size - 1);
+	host->next_mmio64 = addr + size;
 	return addr;
 }

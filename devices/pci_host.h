@@ -21,14 +21,18 @@ struct pci_host {
 	struct pci_dev bridge;
 	struct pci_dev *slots[PCI_HOST_SLOTS];
 	uint64_t next_mmio32;
+	uint64_t next_mmio64;
 };
 
-/* Registers the config ports and the MMIO window on the buses. */
+/* Registers the config ports and the MMIO window on the buses; 64-bit
+ * BARs go from mmio64_start (above RAM) up. */
 int pci_host_init(struct pci_host *host, struct io_bus *pio,
-		  struct io_bus *mmio);
+		  struct io_bus *mmio, uint64_t mmio64_start);
 /* Plugs dev into the next free slot; returns the slot or -ENOSPC. */
 int pci_host_add(struct pci_host *host, struct pci_dev *dev);
 /* Hands out naturally aligned space for a 32-bit BAR. */
 uint64_t pci_host_alloc_mmio32(struct pci_host *host, uint64_t size);
+/* The same above 4 GiB, for large 64-bit BARs (size a power of two). */
+uint64_t pci_host_alloc_mmio64(struct pci_host *host, uint64_t size);
 
 #endif

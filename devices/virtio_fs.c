@@ -123,7 +123,7 @@ static void virtio_fs_reset(void *opaque)
 int virtio_fs_create(struct virtio_fs *fs, struct vm *vm,
 		     struct pci_host *host, const char *tag,
 		     const struct fuse_server_config *cfg,
-		     unsigned int nr_request_queues)
+		     unsigned int nr_request_queues, uint64_t dax_size)
 {
 	memset(fs, 0, sizeof(*fs));
 	if (strlen(tag) > sizeof(fs->config.tag) || nr_request_queues == 0 ||
@@ -134,7 +134,14 @@ int virtio_fs_create(struct virtio_fs *fs, struct vm *vm,
 	fs->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (fs->stop_fd < 0)
 		return -errno;
-	int err = fuse_server_create(cfg, &fs->server);
+	struct fuse_server_config server_cfg = *cfg;
+	if (dax_size) {
+		int err = dax_window_create(&fs->dax, dax_size);
+		if (err)
+			return err;
+		server_cfg.dax = &fs->dax.ops;
+	}
+	int err = fuse_server_create(&server_cfg, &fs->server);
 	if (err)
 		return err;
 
@@ -148,6 +155,9 @@ int virtio_fs_create(struct virtio_fs *fs, struct vm *vm,
 		.queue_max_size = VIRTIO_FS_QUEUE_SIZE,
 		.config = &fs->config,
 		.config_len = sizeof(fs->config),
+		.shm_id = VIRTIO_FS_SHMCAP_ID_CACHE,
+		.shm_size = dax_size,
+		.shm_hva = fs->dax.base,
 		.activate = virtio_fs_activate,
 		.reset = virtio_fs_reset,
 		.opaque = fs,

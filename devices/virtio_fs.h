@@ -7,6 +7,7 @@
 #include <linux/virtio_fs.h>
 #include <pthread.h>
 
+#include "fs/dax_window.h"
 #include "fs/fuse_server.h"
 #include "virtio/virtio_dev.h"
 #include "virtio/virtio_pci.h"
@@ -20,17 +21,18 @@ struct virtio_fs {
 	struct virtio_dev dev;
 	struct virtio_fs_config config;
 	struct fuse_server *server;
+	struct dax_window dax; /* size 0: no DAX */
 	struct virtio_pci transport;
 	struct virtio_fs_worker *workers; /* one per queue while active */
 	unsigned int nr_workers;
 	int stop_fd;
 };
 
-/* Creates the device for one share, exported under tag, and plugs it into
- * the PCI host bridge. */
+/* Creates the device for one share, exported under tag, with a DAX
+ * window of dax_size bytes (0: none), and plugs it into the PCI host. */
 int virtio_fs_create(struct virtio_fs *fs, struct vm *vm,
 		     struct pci_host *host, const char *tag,
 		     const struct fuse_server_config *cfg,
-		     unsigned int nr_request_queues);
+		     unsigned int nr_request_queues, uint64_t dax_size);
 
 #endif

@@ -1,6 +1,11 @@
 /* DAX window requests: checked here, done by the device's fuse_dax_ops. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fs/confine.h"
 
 #include "fs/fuse_internal.h"
 
@@ -12,6 +17,31 @@ static bool range_fits(uint64_t off, uint64_t len, uint64_t limit)
 {
 	return len && off % FUSE_DAX_ALIGN == 0 && len % FUSE_DAX_ALIGN == 0 &&
 	       off <= limit && len <= limit - off;
+}
+
+static int setupmapping_by_inode(struct fuse_req *req,
+				 const struct fuse_setupmapping_in *in,
+				 bool writable)
+{
+	const struct fuse_dax_ops *dax = req->srv->dax;
+	struct inode *inode = fuse_inode(req, req->hdr.nodeid);
+	if (!inode)
+		return -ESTALE;
+	int err = 0;
+	int fd = -1;
+	if (inode->type != S_IFREG)
+		err = -EINVAL;
+	else if ((fd = confine_reopen(req->srv->proc_fd, inode->fd,
+				      writable ? O_RDWR : O_RDONLY)) < 0)
+		err = fd;
+	else
+		err = dax->map(dax->opaque, in->moffset, in->len, fd,
+			       in->foffset, writable);
+	/* The mapping holds its own reference to the file. */
+	if (fd >= 0)
+		close(fd);
+	fuse_put_inode(req, inode);
+	return err < 0 ? err : 0;
 }
 
 int fuse_setupmapping(struct fuse_req *req)
@@ -28,6 +58,10 @@ int fuse_setupmapping(struct fuse_req *req)
 		return -EINVAL;
 	if (writable && req->srv->readonly)
 		return -EROFS;
+	/* Linux's client maps by inode, with no handle (fh = -1): it did
+	 * its own permission checks when the file was opened. */
+	if (in->fh == UINT64_MAX)
+		return setupmapping_by_inode(req, in, writable);
 	struct handle *h = fuse_handle(req, in->fh);
 
 	if (!h)

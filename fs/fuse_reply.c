@@ -43,7 +43,9 @@ void fuse_fill_attr(const struct fuse_server *srv, const struct stat *st,
 		.uid = st->st_uid,
 		.gid = st->st_gid,
 		.rdev = encode_rdev(st->st_rdev),
-		.blksize = (uint32_t)st->st_blksize,
+		/* DAX in the guest needs page-sized blocks (it sets
+		 * i_blkbits from this); 9p and NFS report far larger. */
+		.blksize = srv->dax ? 4096u : (uint32_t)st->st_blksize,
 	};
 	/* A guest mounted with dax=inode maps the files we mark; with a
 	 * window configured, that is every regular file. */

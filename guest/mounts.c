@@ -81,7 +81,10 @@ static int mkdir_p(const char *path)
 
 static int mount_virtiofs(const char *tag, const char *target, bool readonly)
 {
-	if (mount(tag, target, "virtiofs", readonly ? MS_RDONLY : 0, NULL) < 0)
+	/* With a DAX window, file data is mapped, not copied (6.1 syntax). */
+	const char *opts = access("/" GUEST_SPEC_DAX, F_OK) == 0 ? "dax=always"
+								  : NULL;
+	if (mount(tag, target, "virtiofs", readonly ? MS_RDONLY : 0, opts) < 0)
 		return fail("cannot mount virtio-fs share", tag);
 	return 0;
 }
@@ -109,7 +112,9 @@ static int mount_root(const char *tag, const char *mode)
 	return 0;
 }
 
-/* The kernel file systems move along; /tmp and /run are fresh. */
+/* The kernel file systems move along and /run is fresh; /tmp stays the
+ * shared root's (through the overlay), so a caller working under /tmp
+ * finds its folder in the guest. */
 static int move_system_mounts(void)
 {
 	static const char *const moved[] = {"/dev", "/proc", "/sys"};
@@ -122,9 +127,6 @@ static int move_system_mounts(void)
 	}
 	umount2("/tmp", MNT_DETACH);
 	umount2("/run", MNT_DETACH);
-	if (mount("tmpfs", NEW_ROOT "/tmp", "tmpfs", MS_NOSUID | MS_NODEV,
-		  "mode=1777") < 0)
-		return fail("cannot mount", "/tmp");
 	if (mount("tmpfs", NEW_ROOT "/run", "tmpfs", MS_NOSUID | MS_NODEV,
 		  "mode=0755") < 0)
 		return fail("cannot mount", "/run");

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "vmm/irq.h"
+#include "vmm/kvm.h"
 #include "vmm/log.h"
 
 /* BAR 0 layout. */
@@ -32,6 +33,32 @@
 static uint64_t bar0_addr(const struct virtio_pci *vp)
 {
 	return vp->pci.bars[0].addr;
+}
+
+/* The shared memory BAR is guest RAM-like: a KVM memory slot over the
+ * device's host memory at the BAR's address, present only while the
+ * guest has memory decoding on (it turns it off to size and move BARs). */
+static void shm_slot_sync(struct virtio_pci *vp)
+{
+	if (!vp->dev->shm_size)
+		return;
+	bool decode = vp->pci.cfg[PCI_COMMAND] & PCI_COMMAND_MEMORY;
+	uint64_t want = decode ? vp->pci.bars[SHM_BAR].addr : 0;
+	if (want == vp->shm_gpa)
+		return;
+	if (vp->shm_gpa)
+		kvm_set_memslot(vp->vm, vp->shm_slot, vp->shm_gpa, 0,
+				vp->dev->shm_hva);
+	vp->shm_gpa = 0;
+	if (!want)
+		return;
+	int err = kvm_set_memslot(vp->vm, vp->shm_slot, want,
+				  vp->dev->shm_size, vp->dev->shm_hva);
+	if (err)
+		log_error("virtio-pci: cannot map the shared memory BAR at 0x%llx: %s",
+			  (unsigned long long)want, strerror(-err));
+	else
+		vp->shm_gpa = want;
 }
 
 /* --- MSI-X: each vector is an irqfd on its own GSI, live while unmasked. */
@@ -98,6 +125,8 @@ static void virtio_pci_cfg_written(struct pci_dev *pci, unsigned int off,
 {
 	struct virtio_pci *vp = pci->opaque;
 	unsigned int flags = vp->msix_cap + PCI_MSIX_FLAGS;
+	if (off <= PCI_COMMAND && off + size > PCI_COMMAND)
+		shm_slot_sync(vp);
 	if (off > flags + 1 || off + size <= flags)
 		return;
 	pthread_mutex_lock(&vp->lock);
@@ -392,6 +421,10 @@ static void virtio_pci_bar_moved(struct pci_dev *pci, int bar,
 				 uint64_t old_addr)
 {
 	struct virtio_pci *vp = pci->opaque;
+	if (bar == SHM_BAR) {
+		shm_slot_sync(vp);
+		return;
+	}
 	if (bar != 0 || !vp->active)
 		return;
 	queue_doorbells(vp, old_addr, false);
@@ -483,6 +516,11 @@ int virtio_pci_init(struct virtio_pci *vp, struct vm *vm,
 	if (!bar0)
 		return -ENOSPC;
 	pci_dev_set_bar(&vp->pci, 0, bar0, BAR0_SIZE, false, false);
+	if (dev->shm_size) {
+		uint64_t shm = pci_host_alloc_mmio64(host, dev->shm_size);
+		pci_dev_set_bar(&vp->pci, SHM_BAR, shm, dev->shm_size, true, true);
+		vp->shm_slot = kvm_alloc_memslot(vm);
+	}
 	add_caps(vp);
 	virtio_pci_reset(vp);
 	int slot = pci_host_add(host, &vp->pci);

@@ -50,6 +50,8 @@ struct virtio_pci {
 	int vector_fd[VIRTIO_PCI_MAX_VECTORS];
 	bool vector_live[VIRTIO_PCI_MAX_VECTORS]; /* irqfd assigned */
 	unsigned int msix_cap; /* config-space offset of the MSI-X cap */
+	unsigned int shm_slot; /* KVM memory slot of the shared memory BAR */
+	uint64_t shm_gpa;      /* where that slot is now; 0: not mapped */
 };
 
 /* Creates the transport for dev and plugs it into the host bridge. */

@@ -30,6 +30,8 @@ const char cli_usage[] =
 	"                     give the guest a host folder at GUEST (default: the same\n"
 	"                     path), read-write unless :ro; repeatable (up to 8)\n"
 	"  --cache MODE       guest caching of shared files: none, auto (default), always\n"
+	"  --dax SIZE         DAX window per share, a power of two from 128M (default:\n"
+	"                     twice the RAM, at most 8G); 0 turns DAX off\n"
 	"  --timeout SECONDS  stop the guest after this long and exit 124\n"
 	"  -v, --verbose      report boot progress and timings on stderr\n"
 	"  --setup-only       build the VM, report the set-up time, do not run it\n"
@@ -87,7 +89,7 @@ static int cli_error(char *err, size_t errlen, const char *fmt,
 
 enum { OPT_KERNEL = 256, OPT_INITRD, OPT_CPUS, OPT_MEM, OPT_CMDLINE,
        OPT_TIMEOUT, OPT_SETUP_ONLY, OPT_ROOT, OPT_RW_ROOT, OPT_SHARE,
-       OPT_CACHE };
+       OPT_CACHE, OPT_DAX };
 
 static const struct option run_options[] = {
 	{"kernel", required_argument, NULL, OPT_KERNEL},
@@ -100,6 +102,7 @@ static const struct option run_options[] = {
 	{"rw-root", no_argument, NULL, OPT_RW_ROOT},
 	{"share", required_argument, NULL, OPT_SHARE},
 	{"cache", required_argument, NULL, OPT_CACHE},
+	{"dax", required_argument, NULL, OPT_DAX},
 	{"verbose", no_argument, NULL, 'v'},
 	{"setup-only", no_argument, NULL, OPT_SETUP_ONLY},
 	{"help", no_argument, NULL, 'h'},
@@ -143,6 +146,19 @@ static int parse_run_option(int opt, char *arg, struct fsvm_config *cfg,
 	case OPT_RW_ROOT:
 		cfg->rw_root = true;
 		return 0;
+	case OPT_DAX: {
+		uint64_t size;
+		/* The guest maps the window with memremap_pages: whole
+		 * 128 MiB sections, naturally aligned as a BAR must be. */
+		if (cli_parse_size(arg, &size) ||
+		    (size && (size < (128ULL << 20) || (size & (size - 1)) ||
+			      size > (1ULL << 40))))
+			return cli_error(err, errlen,
+					 "--dax: '%s' is not 0 or a power of two from 128M to 1T",
+					 arg);
+		cfg->dax = (int64_t)size;
+		return 0;
+	}
 	case OPT_CACHE:
 		if (strcmp(arg, "none") && strcmp(arg, "auto") &&
 		    strcmp(arg, "always"))
@@ -241,7 +257,8 @@ int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 				    .cpus = CLI_DEFAULT_CPUS,
 				    .mem = CLI_DEFAULT_MEM,
 				    .root = "/",
-				    .cache = "auto"};
+				    .cache = "auto",
+				    .dax = -1};
 	if (argc < 2) {
 		snprintf(err, errlen, "no command given (try fsvm --help)");
 		return -EINVAL;

@@ -32,6 +32,7 @@ struct fsvm_config {
 	const char *root;         /* host folder that is the guest's / */
 	bool rw_root;             /* write through to it, no overlay */
 	const char *cache;        /* none, auto or always */
+	int64_t dax;              /* DAX window per share; -1: default, 0: off */
 	struct cli_share shares[CLI_MAX_SHARES];
 	unsigned int nr_shares;
 	unsigned int cpus;

@@ -140,21 +140,36 @@ int kvm_create_vm(struct vm *vm, const char **why)
 	}
 	for (unsigned int i = 0; i < vm->mem.nr_regions; i++) {
 		const struct guest_region *r = &vm->mem.regions[i];
-		struct kvm_userspace_memory_region slot = {
-			.slot = i,
-			.guest_phys_addr = r->gpa,
-			.memory_size = r->size,
-			.userspace_addr = (uint64_t)(uintptr_t)r->hva,
-		};
-		if (ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &slot) < 0) {
+		int err = kvm_set_memslot(vm, kvm_alloc_memslot(vm), r->gpa,
+					  r->size, r->hva);
+		if (err) {
 			*why = "KVM_SET_USER_MEMORY_REGION failed";
-			return -errno;
+			return err;
 		}
 	}
 	int err = kvm_get_supported_cpuid(vm);
 	if (err)
 		*why = "KVM_GET_SUPPORTED_CPUID failed";
 	return err;
+}
+
+unsigned int kvm_alloc_memslot(struct vm *vm)
+{
+	return atomic_fetch_add(&vm->next_memslot, 1);
+}
+
+int kvm_set_memslot(struct vm *vm, unsigned int slot, uint64_t gpa,
+		    uint64_t size, void *hva)
+{
+	struct kvm_userspace_memory_region region = {
+		.slot = slot,
+		.guest_phys_addr = gpa,
+		.memory_size = size,
+		.userspace_addr = (uint64_t)(uintptr_t)hva,
+	};
+	return ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &region) < 0
+		       ? -errno
+		       : 0;
 }
 
 void kvm_irq_line(struct vm *vm, unsigned int irq, bool level)

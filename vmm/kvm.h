@@ -4,6 +4,7 @@
 #define FSVM_KVM_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "vmm/vm.h"
 
@@ -16,6 +17,12 @@ bool kvm_runs_stock_kernels(const char **why);
 
 /* Creates the VM: TSS, irqchip, PIT, and one memory slot per RAM region. */
 int kvm_create_vm(struct vm *vm, const char **why);
+
+/* Memory slots: RAM takes the first ones, devices (DAX windows) the rest.
+ * A size of 0 deletes the slot. */
+unsigned int kvm_alloc_memslot(struct vm *vm);
+int kvm_set_memslot(struct vm *vm, unsigned int slot, uint64_t gpa,
+		    uint64_t size, void *hva);
 
 /* Sets the level of a legacy (ISA) interrupt line. */
 void kvm_irq_line(struct vm *vm, unsigned int irq, bool level);

@@ -52,6 +52,7 @@ struct run {
 	char share_tag[1 + CLI_MAX_SHARES][16];
 	struct run_spec_mount mounts[1 + CLI_MAX_SHARES];
 	char cwd[PATH_MAX];
+	uint64_t dax_size; /* per share; 0: no DAX */
 	struct event_loop loop;
 	struct kernel_info ki;
 	struct boot_params zp;
@@ -131,6 +132,7 @@ static int load_initrd(struct run *r)
 		.argv = r->cfg->guest_argv,
 		.argc = r->cfg->guest_argc,
 		.interactive = r->con.interactive,
+		.dax = r->dax_size != 0,
 		.cwd = r->cwd[0] ? r->cwd : NULL,
 		.mounts = r->mounts,
 		.nr_mounts = r->nr_shares,
@@ -213,7 +215,12 @@ static int setup_devices(struct run *r)
 					.opaque = vm};
 	i8042_init(&r->kbc, on_guest_reset, vm);
 	rtc_init(&r->rtc);
-	int err = pci_host_init(&r->pci, &vm->pio, &vm->mmio);
+	/* 64-bit BARs (DAX windows) start above RAM and the 4 GiB line. */
+	const struct guest_region *top = &vm->mem.regions[vm->mem.nr_regions - 1];
+	uint64_t ram_end = top->gpa + top->size;
+	int err = pci_host_init(&r->pci, &vm->pio, &vm->mmio,
+				ram_end > GUEST_MEM_HIGH_START ? ram_end
+							       : GUEST_MEM_HIGH_START);
 	if (!err)
 		err = console_init(&r->con, vm);
 	if (!err)
@@ -283,7 +290,7 @@ static int add_share(struct run *r, const char *what, const char *host,
 		.writeback = cache_mode(r->cfg->cache) != FUSE_CACHE_NONE,
 	};
 	int err = virtio_fs_create(&r->shares[i], &r->vm, &r->pci,
-				   r->share_tag[i], &fcfg, 1);
+				   r->share_tag[i], &fcfg, 1, r->dax_size);
 	if (err)
 		return setup_error(what, "cannot create the virtio-fs device",
 				   err);
@@ -294,9 +301,21 @@ static int add_share(struct run *r, const char *what, const char *host,
 	return 0;
 }
 
+/* The guest pays for a DAX window in struct pages (1/64 of its size), so
+ * the default follows RAM: twice its size, a power of two, 128M to 8G. */
+static uint64_t default_dax_size(uint64_t ram)
+{
+	uint64_t size = 128ULL << 20;
+	while (size < 2 * ram && size < (8ULL << 30))
+		size <<= 1;
+	return size;
+}
+
 static int setup_shares(struct run *r)
 {
 	const struct fsvm_config *cfg = r->cfg;
+	r->dax_size = cfg->dax < 0 ? default_dax_size(cfg->mem)
+				   : (uint64_t)cfg->dax;
 	if (!getcwd(r->cwd, sizeof(r->cwd)))
 		r->cwd[0] = '\0';
 	raise_fd_limit();

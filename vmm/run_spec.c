@@ -48,6 +48,8 @@ int run_spec_build(const struct run_spec *spec, struct cpio_buf *out)
 				 (size_t)spec->argc);
 	if (!err && spec->interactive)
 		err = cpio_add(out, GUEST_SPEC_TTY, S_IFREG | 0644, "1", 1);
+	if (!err && spec->dax)
+		err = cpio_add(out, GUEST_SPEC_DAX, S_IFREG | 0644, "1", 1);
 	if (!err && spec->cwd)
 		err = cpio_add(out, GUEST_SPEC_CWD, S_IFREG | 0644, spec->cwd,
 			       strlen(spec->cwd));

@@ -17,6 +17,7 @@ struct run_spec {
 	char *const *argv;
 	int argc;
 	bool interactive;
+	bool dax;
 	const char *cwd; /* NULL: none */
 	const struct run_spec_mount *mounts;
 	unsigned int nr_mounts;

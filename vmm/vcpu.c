@@ -226,8 +226,17 @@ static void *vcpu_thread(void *arg)
 		if (ioctl(vcpu->fd, KVM_RUN, 0) < 0) {
 			if (errno == EINTR || errno == EAGAIN)
 				continue;
-			vm_stop(vm, EXIT_VMM_ERROR, "vCPU %u: KVM_RUN: %s",
-				vcpu->id, strerror(errno));
+			if (errno == EFAULT)
+				/* KVM could not back a guest page: the only
+				 * guest memory that can vanish is a DAX page
+				 * whose host file shrank under it. */
+				vm_stop(vm, EXIT_VMM_ERROR,
+					"vCPU %u: the guest touched memory the host cannot back (a DAX mapping past the end of a file truncated on the host?)",
+					vcpu->id);
+			else
+				vm_stop(vm, EXIT_VMM_ERROR,
+					"vCPU %u: KVM_RUN: %s", vcpu->id,
+					strerror(errno));
 			break;
 		}
 		if (!vcpu_handle_exit(vcpu))

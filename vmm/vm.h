@@ -30,6 +30,7 @@ struct vm {
 	unsigned int nr_vcpus;
 	struct vcpu *vcpus;
 	struct irq_routing *irq_routing; /* GSI table, see vmm/irq.c */
+	atomic_uint next_memslot;
 
 	atomic_bool stopping;
 	pthread_mutex_t stop_lock;

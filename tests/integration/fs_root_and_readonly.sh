@@ -5,7 +5,8 @@
 ro=$TMP/ro
 mkdir -p "$ro"
 echo original >"$ro/file"
-secret=$(mktemp /tmp/fsvm-secret.XXXXXX)
+# Somewhere the guest cannot see: it mounts its own /run.
+secret=$(mktemp /run/fsvm-secret.XXXXXX)
 echo "host secret" >"$secret"
 ln -s "$secret" "$ro/escape"
 

@@ -1,0 +1,160 @@
+/* Tests for the DAX window: reservation, file mappings in place, bounds. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "fs/dax_window.h"
+
+#define WINDOW (16ULL << 20)
+#define PAGE 4096ULL
+
+static int temp_file(size_t len, char fill, int flags)
+{
+	char path[] = "/tmp/dax-test.XXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	char *buf = malloc(len);
+	memset(buf, fill, len);
+	assert_int_equal(write(fd, buf, len), (ssize_t)len);
+	free(buf);
+	if (flags != O_RDWR) {
+		int ro = open(path, flags);
+		close(fd);
+		fd = ro;
+	}
+	unlink(path);
+	return fd;
+}
+
+/* True if [p, p + len) is a mapping of some file in /proc/self/maps. */
+static bool file_mapped(const void *p, size_t len)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	bool found = false;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi, ino;
+		char perms[8];
+		if (sscanf(line, "%lx-%lx %7s %*s %*s %lu", &lo, &hi, perms,
+			   &ino) == 4 &&
+		    lo <= (uintptr_t)p && (uintptr_t)p + len <= hi && ino)
+			found = true;
+	}
+	fclose(f);
+	return found;
+}
+
+static void test_create_reserves_without_access(void **state)
+{
+	(void)state;
+	struct dax_window w;
+	assert_int_equal(dax_window_create(&w, WINDOW), 0);
+	assert_non_null(w.base);
+	assert_int_equal(w.ops.window_size, WINDOW);
+	assert_ptr_equal(w.ops.opaque, &w);
+	assert_false(file_mapped(w.base, PAGE));
+	dax_window_destroy(&w);
+	assert_int_equal(dax_window_create(&w, 0), -EINVAL);
+	assert_int_equal(dax_window_create(&w, PAGE + 1), -EINVAL);
+}
+
+static void test_read_mapping_shows_file(void **state)
+{
+	(void)state;
+	struct dax_window w;
+	assert_int_equal(dax_window_create(&w, WINDOW), 0);
+	int fd = temp_file(3 * PAGE, 'r', O_RDONLY);
+	assert_int_equal(dax_window_map(&w, PAGE, 2 * PAGE, fd, PAGE, false), 0);
+	assert_int_equal(w.base[PAGE], 'r');
+	assert_int_equal(w.base[3 * PAGE - 1], 'r');
+	assert_true(file_mapped(w.base + PAGE, 2 * PAGE));
+	/* A read mapping of a read-only handle cannot become writable. */
+	assert_int_equal(dax_window_map(&w, PAGE, PAGE, fd, 0, true), -EACCES);
+	close(fd);
+	dax_window_destroy(&w);
+}
+
+static void test_write_mapping_reaches_file(void **state)
+{
+	(void)state;
+	struct dax_window w;
+	assert_int_equal(dax_window_create(&w, WINDOW), 0);
+	int fd = temp_file(2 * PAGE, 'a', O_RDWR);
+	assert_int_equal(dax_window_map(&w, 0, 2 * PAGE, fd, 0, true), 0);
+	memcpy(w.base + PAGE + 10, "DAX", 3);
+	char buf[3];
+	assert_int_equal(pread(fd, buf, 3, (off_t)PAGE + 10), 3);
+	assert_memory_equal(buf, "DAX", 3);
+	close(fd);
+	dax_window_destroy(&w);
+}
+
+static void test_remap_in_place_and_unmap(void **state)
+{
+	(void)state;
+	struct dax_window w;
+	assert_int_equal(dax_window_create(&w, WINDOW), 0);
+	int a = temp_file(PAGE, 'a', O_RDONLY), b = temp_file(PAGE, 'b', O_RDONLY);
+	assert_int_equal(dax_window_map(&w, 8 * PAGE, PAGE, a, 0, false), 0);
+	assert_int_equal(w.base[8 * PAGE], 'a');
+	assert_int_equal(dax_window_map(&w, 8 * PAGE, PAGE, b, 0, false), 0);
+	assert_int_equal(w.base[8 * PAGE], 'b');
+	assert_int_equal(dax_window_unmap(&w, 8 * PAGE, PAGE), 0);
+	assert_false(file_mapped(w.base + 8 * PAGE, PAGE));
+	close(a);
+	close(b);
+	dax_window_destroy(&w);
+}
+
+static void test_bounds_and_alignment(void **state)
+{
+	(void)state;
+	struct dax_window w;
+	assert_int_equal(dax_window_create(&w, WINDOW), 0);
+	int fd = temp_file(PAGE, 'x', O_RDONLY);
+	assert_int_equal(dax_window_map(&w, WINDOW, PAGE, fd, 0, false), -EINVAL);
+	assert_int_equal(dax_window_map(&w, WINDOW - PAGE, 2 * PAGE, fd, 0, false),
+			 -EINVAL);
+	assert_int_equal(dax_window_map(&w, UINT64_MAX - PAGE + 1, PAGE, fd, 0,
+					false),
+			 -EINVAL);
+	assert_int_equal(dax_window_map(&w, 0, UINT64_MAX - PAGE + 1, fd, 0,
+					false),
+			 -EINVAL);
+	assert_int_equal(dax_window_map(&w, 0, 0, fd, 0, false), -EINVAL);
+	assert_int_equal(dax_window_map(&w, 1, PAGE, fd, 0, false), -EINVAL);
+	assert_int_equal(dax_window_map(&w, 0, PAGE + 1, fd, 0, false), -EINVAL);
+	assert_int_equal(dax_window_map(&w, 0, PAGE, fd, 1, false), -EINVAL);
+	assert_int_equal(dax_window_map(&w, 0, PAGE, fd, UINT64_MAX - PAGE + 1,
+					false),
+			 -EINVAL);
+	assert_int_equal(dax_window_unmap(&w, WINDOW - PAGE, 2 * PAGE), -EINVAL);
+	assert_int_equal(dax_window_unmap(&w, 0, 0), -EINVAL);
+	assert_int_equal(dax_window_unmap(&w, PAGE / 2, PAGE), -EINVAL);
+	/* The whole window, exactly, is fine. */
+	assert_int_equal(dax_window_unmap(&w, 0, WINDOW), 0);
+	assert_int_equal(dax_window_map(&w, 0, PAGE, -1, 0, false), -EBADF);
+	close(fd);
+	dax_window_destroy(&w);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_create_reserves_without_access),
+		cmocka_unit_test(test_read_mapping_shows_file),
+		cmocka_unit_test(test_write_mapping_reaches_file),
+		cmocka_unit_test(test_remap_in_place_and_unmap),
+		cmocka_unit_test(test_bounds_and_alignment),
+	};
+	return cmocka_run_group_tests_name("dax_window", tests, NULL, NULL);
+}
