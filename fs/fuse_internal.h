@@ -21,6 +21,9 @@
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
+/* Opcodes are small numbers (CUSE_INIT aside); beyond this none exist. */
+#define FUSE_OPCODE_LIMIT 64
+
 struct fuse_server {
 	bool readonly;
 	enum fuse_cache_mode cache;
@@ -34,6 +37,8 @@ struct fuse_server {
 	atomic_bool initialized;
 	/* The INIT flags both sides agreed on, flags2 in the high half. */
 	_Atomic uint64_t flags;
+	/* Requests seen per opcode, for fuse_server_count(). */
+	_Atomic uint64_t op_counts[FUSE_OPCODE_LIMIT];
 };
 
 /* One request as it is run. Everything a handler checks is in the copies

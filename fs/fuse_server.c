@@ -167,6 +167,9 @@ size_t fuse_server_handle_count(struct fuse_server *srv)
 	return handle_table_count(&srv->handles);
 }
 
+_Static_assert(ARRAY_LEN(fuse_ops) <= FUSE_OPCODE_LIMIT,
+	       "every served opcode has a counter");
+
 /* The table entry for an opcode, or NULL for one we do not serve. */
 static const struct fuse_op *find_op(uint32_t opcode)
 {
@@ -223,6 +226,9 @@ size_t fuse_server_handle(struct fuse_server *srv, const struct iovec *in,
 	int result = decode(&req, args);
 	const struct fuse_op *op = result ? NULL : find_op(req.hdr.opcode);
 
+	if (op)
+		atomic_fetch_add_explicit(&srv->op_counts[req.hdr.opcode], 1,
+					  memory_order_relaxed);
 	if (op && op->no_reply) {
 		run(&req, op);
 		return 0;
@@ -244,4 +250,12 @@ size_t fuse_server_handle(struct fuse_server *srv, const struct iovec *in,
 	};
 	iov_copy_to(out, out_cnt, 0, &oh, sizeof(oh));
 	return oh.len;
+}
+
+uint64_t fuse_server_count(struct fuse_server *srv, uint32_t opcode)
+{
+	return opcode < FUSE_OPCODE_LIMIT
+		       ? atomic_load_explicit(&srv->op_counts[opcode],
+					      memory_order_relaxed)
+		       : 0;
 }

@@ -51,4 +51,7 @@ void fuse_server_destroy(struct fuse_server *srv);
 size_t fuse_server_handle(struct fuse_server *srv, const struct iovec *in,
 			  int in_cnt, const struct iovec *out, int out_cnt);
 
+/* How many requests with this opcode the server has run. */
+uint64_t fuse_server_count(struct fuse_server *srv, uint32_t opcode);
+
 #endif

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/fuse.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -425,6 +426,34 @@ static int add_timer(struct run *r)
 	return err;
 }
 
+/* -v: what each share's guest asked of it, the data path in particular
+ * (READ/WRITE requests, or DAX mappings instead). */
+static void report_shares(struct run *r)
+{
+	static const struct {
+		uint32_t opcode;
+		const char *name;
+	} ops[] = {
+		{FUSE_LOOKUP, "LOOKUP"}, {FUSE_OPEN, "OPEN"},
+		{FUSE_READ, "READ"}, {FUSE_WRITE, "WRITE"},
+		{FUSE_SETUPMAPPING, "SETUPMAPPING"},
+		{FUSE_REMOVEMAPPING, "REMOVEMAPPING"},
+	};
+	for (unsigned int i = 0; log_verbose && i < r->nr_shares; i++) {
+		char line[256];
+		int n = snprintf(line, sizeof(line), "%s requests:",
+				 r->share_tag[i]);
+		for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]) &&
+				   n < (int)sizeof(line);
+		     k++)
+			n += snprintf(line + n, sizeof(line) - (size_t)n,
+				      " %s %llu", ops[k].name,
+				      (unsigned long long)fuse_server_count(
+					      r->shares[i].server, ops[k].opcode));
+		log_info("%s", line);
+	}
+}
+
 static int run_loop(struct run *r)
 {
 	struct vm *vm = &r->vm;
@@ -452,6 +481,7 @@ static int run_loop(struct run *r)
 		vcpu_kick_and_join(&vm->vcpus[i]);
 	console_restore(&r->con);
 	log_info("guest stopped at %.1f ms", vm_elapsed_ms(vm));
+	report_shares(r);
 	if (vm->stop_reason[0])
 		log_error("%s", vm->stop_reason);
 	return vm->exit_status;
