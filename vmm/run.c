@@ -302,6 +302,22 @@ static int add_share(struct run *r, const char *what, const char *host,
 	return 0;
 }
 
+/* Truncated host files under DAX mappings: their pages past the new end
+ * read as zeros from now on (the guest kernel learns the new size when it
+ * next looks at the file). */
+static unsigned int repair_dax_windows(void *opaque)
+{
+	struct run *r = opaque;
+	unsigned int repaired = 0;
+	for (unsigned int i = 0; i < r->nr_shares; i++)
+		if (r->shares[i].dax.base)
+			repaired += dax_window_repair(&r->shares[i].dax);
+	if (repaired)
+		log_error("warning: %u DAX mapping(s) reached past the end of files truncated on the host; those pages now read as zeros",
+			  repaired);
+	return repaired;
+}
+
 /* The guest pays for a DAX window in struct pages (1/64 of its size), so
  * the default follows RAM: twice its size, a power of two, 128M to 8G. */
 static uint64_t default_dax_size(uint64_t ram)
@@ -317,6 +333,8 @@ static int setup_shares(struct run *r)
 	const struct fsvm_config *cfg = r->cfg;
 	r->dax_size = cfg->dax < 0 ? default_dax_size(cfg->mem)
 				   : (uint64_t)cfg->dax;
+	r->vm.repair_memory = repair_dax_windows;
+	r->vm.repair_opaque = r;
 	if (!getcwd(r->cwd, sizeof(r->cwd)))
 		r->cwd[0] = '\0';
 	raise_fd_limit();

@@ -226,12 +226,15 @@ static void *vcpu_thread(void *arg)
 		if (ioctl(vcpu->fd, KVM_RUN, 0) < 0) {
 			if (errno == EINTR || errno == EAGAIN)
 				continue;
+			/* KVM could not back a guest page: the only guest
+			 * memory that can vanish is a DAX page whose host
+			 * file shrank under it. Repaired, the vCPU goes on. */
+			if (errno == EFAULT && vm->repair_memory &&
+			    vm->repair_memory(vm->repair_opaque))
+				continue;
 			if (errno == EFAULT)
-				/* KVM could not back a guest page: the only
-				 * guest memory that can vanish is a DAX page
-				 * whose host file shrank under it. */
 				vm_stop(vm, EXIT_VMM_ERROR,
-					"vCPU %u: the guest touched memory the host cannot back (a DAX mapping past the end of a file truncated on the host?)",
+					"vCPU %u: the guest touched memory the host cannot back",
 					vcpu->id);
 			else
 				vm_stop(vm, EXIT_VMM_ERROR,

@@ -31,6 +31,10 @@ struct vm {
 	struct vcpu *vcpus;
 	struct irq_routing *irq_routing; /* GSI table, see vmm/irq.c */
 	atomic_uint next_memslot;
+	/* KVM could not back a guest page: fix what can be fixed (DAX pages
+	 * past a truncated file's end); returns how many fixes were made. */
+	unsigned int (*repair_memory)(void *opaque);
+	void *repair_opaque;
 
 	atomic_bool stopping;
 	pthread_mutex_t stop_lock;

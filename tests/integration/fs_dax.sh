@@ -11,7 +11,7 @@ printf 'before' >"$share/shared"
 for i in $(seq 100); do head -c 2M /dev/zero >"$share/small$i"; done
 
 # 1. Big read, mmap write, host write seen through a guest mapping.
-"$FSVM" run -v --share "$share:/mnt/d" -- python3 -c '
+"$FSVM" run -v --timeout 600 --share "$share:/mnt/d" -- python3 -c '
 import mmap, os, subprocess, time
 print("mount", [l.split()[3] for l in open("/proc/mounts") if " /mnt/d " in l][0])
 print("sum", subprocess.run(["md5sum", "/mnt/d/big"], capture_output=True, text=True).stdout.split()[0])
@@ -45,7 +45,7 @@ expect_match "no READ requests" " READ 0 " "$reqs"
 
 # 2. A 128 MiB window (64 chunks of 2 MiB) and 200 MiB of files: the guest
 # must recycle mappings; when it drops its caches none may stay mapped.
-"$FSVM" run -v --dax 128M --share "$share:/mnt/d" -- sh -c '
+"$FSVM" run -v --timeout 600 --dax 128M --share "$share:/mnt/d" -- sh -c '
 	for i in $(seq 100); do cat /mnt/d/small$i >/dev/null || exit 1; done
 	sync; echo 3 >/proc/sys/vm/drop_caches; touch /mnt/d/dropped; sleep 10' \
 	>"$TMP/out" 2>"$TMP/err" &
@@ -59,4 +59,5 @@ wait $pid
 expect_eq "recycling run" 0 "$?"
 expect_match "the window was recycled" "REMOVEMAPPING [1-9]" "$(grep 'share0 requests:' "$TMP/err")"
 expect_eq "host mappings left after the guest dropped its caches" 0 "$left"
+
 finish

@@ -21,7 +21,7 @@ run_fsvm run --timeout 1200 --share "$share:/mnt/share" -- sh -c '
 		--filename 1 --filename-ops 50 --rename 1 --rename-ops 100 \
 		--hdd 1 --hdd-ops 100 --hdd-bytes 1M --link 1 --link-ops 50 \
 		--symlink 1 --symlink-ops 50 --lockf 1 --lockf-ops 100 \
-		--flock 1 --flock-ops 100 --fallocate 1 --fallocate-ops 10 \
+		--flock 1 --flock-ops 100 --fallocate 1 --fallocate-ops 10 --fallocate-bytes 16M \
 		--xattr 1 --xattr-ops 50 >stress.out 2>&1
 	echo "stress-ng: $?"
 	df -h /mnt/share; df -i /mnt/share'

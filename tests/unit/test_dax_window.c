@@ -147,6 +147,52 @@ static void test_bounds_and_alignment(void **state)
 	dax_window_destroy(&w);
 }
 
+static void test_records_follow_unmaps(void **state)
+{
+	(void)state;
+	struct dax_window w;
+	assert_int_equal(dax_window_create(&w, WINDOW), 0);
+	int fd = temp_file(8 * PAGE, 'm', O_RDONLY);
+	assert_int_equal(dax_window_map(&w, 0, 8 * PAGE, fd, 0, false), 0);
+	assert_int_equal(w.nr_maps, 1);
+	/* A hole in the middle leaves two records with matching offsets. */
+	assert_int_equal(dax_window_unmap(&w, 2 * PAGE, 2 * PAGE), 0);
+	assert_int_equal(w.nr_maps, 2);
+	uint64_t total = 0;
+	for (unsigned int i = 0; i < w.nr_maps; i++) {
+		total += w.maps[i].len;
+		assert_int_equal(w.maps[i].foffset, w.maps[i].moffset);
+	}
+	assert_int_equal(total, 6 * PAGE);
+	/* Mapping over both pieces replaces them. */
+	assert_int_equal(dax_window_map(&w, 0, 8 * PAGE, fd, 0, false), 0);
+	assert_int_equal(w.nr_maps, 1);
+	assert_int_equal(dax_window_unmap(&w, 0, 8 * PAGE), 0);
+	assert_int_equal(w.nr_maps, 0);
+	close(fd);
+	dax_window_destroy(&w);
+}
+
+static void test_repair_after_host_truncate(void **state)
+{
+	(void)state;
+	struct dax_window w;
+	assert_int_equal(dax_window_create(&w, WINDOW), 0);
+	int fd = temp_file(4 * PAGE, 't', O_RDWR);
+	assert_int_equal(dax_window_map(&w, 0, 4 * PAGE, fd, 0, false), 0);
+	assert_int_equal(dax_window_repair(&w), 0); /* nothing to do yet */
+	assert_int_equal(ftruncate(fd, (off_t)PAGE + 1), 0);
+	assert_int_equal(dax_window_repair(&w), 1);
+	/* Two pages of file remain mapped; past them, zeros, not SIGBUS. */
+	assert_int_equal(w.base[0], 't');
+	assert_int_equal(w.base[2 * PAGE], 0);
+	assert_int_equal(w.base[4 * PAGE - 1], 0);
+	assert_int_equal(w.nr_maps, 1);
+	assert_int_equal(w.maps[0].len, 2 * PAGE);
+	close(fd);
+	dax_window_destroy(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -155,6 +201,8 @@ int main(void)
 		cmocka_unit_test(test_write_mapping_reaches_file),
 		cmocka_unit_test(test_remap_in_place_and_unmap),
 		cmocka_unit_test(test_bounds_and_alignment),
+		cmocka_unit_test(test_records_follow_unmaps),
+		cmocka_unit_test(test_repair_after_host_truncate),
 	};
 	return cmocka_run_group_tests_name("dax_window", tests, NULL, NULL);
 }
