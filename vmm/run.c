@@ -79,19 +79,29 @@ static const char *guest_file(const char *given, const char *name, char *buf,
 	return buf;
 }
 
+/* Opens a boot file and learns its size; an fd or a negative errno. */
+static int open_boot_file(const char *path, struct stat *st)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, st) < 0) {
+		int err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
 static int load_kernel(struct run *r)
 {
 	char buf[4096];
 	const char *path = guest_file(r->cfg->kernel, "kernel/vmlinuz", buf,
 				      sizeof(buf));
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		int err = -errno;
-		if (fd >= 0)
-			close(fd);
-		return setup_error(path, "cannot open the kernel", err);
-	}
+	int fd = open_boot_file(path, &st);
+	if (fd < 0)
+		return setup_error(path, "cannot open the kernel", fd);
 	if (!S_ISREG(st.st_mode) || st.st_size == 0) {
 		close(fd);
 		return setup_error(path, "kernel is not a non-empty file", 0);
@@ -141,14 +151,11 @@ static int load_initrd(struct run *r)
 	if (run_spec_build(&job, &spec))
 		return setup_error("initrd", "out of memory", -ENOMEM);
 
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) < 0) {
-		int err = -errno;
-		if (fd >= 0)
-			close(fd);
+	int fd = open_boot_file(path, &st);
+	if (fd < 0) {
 		cpio_free(&spec);
-		return setup_error(path, "cannot open the initrd", err);
+		return setup_error(path, "cannot open the initrd", fd);
 	}
 	uint64_t file_len = (uint64_t)st.st_size;
 	uint64_t spec_at = (file_len + 3) & ~3ULL;
