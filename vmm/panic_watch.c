@@ -1,4 +1,5 @@
-/* Console scanner for "Kernel panic - not syncing: <reason>". */
+/* Console scanner for the kernel's last words: "Kernel panic - not
+ * syncing: <reason>", "reboot: Power down" and "reboot: System halted". */
 #include "vmm/panic_watch.h"
 
 #include <string.h>
@@ -6,20 +7,42 @@
 #include "vmm/vm.h"
 
 static const char panic_needle[] = "Kernel panic - not syncing: ";
+/* Printed just before the CPUs stop for good. Without ACPI the kernel has
+ * no way to power off and halts instead, so poweroff shows as the second. */
+static const char poweroff_needle[] = "reboot: Power down";
+static const char halt_needle[] = "reboot: System halted";
+
+/* Advances a match of needle (which has no repeated prefix, so a mismatch
+ * restarts); true when the whole needle has been seen. */
+static bool needle_step(const char *needle, unsigned int *match, uint8_t byte)
+{
+	if (byte == (uint8_t)needle[*match])
+		(*match)++;
+	else
+		*match = byte == (uint8_t)needle[0];
+	return needle[*match] == '\0';
+}
 
 void panic_watch_byte(void *opaque, uint8_t byte)
 {
 	struct vm *vm = opaque;
 	const unsigned int needle_len = sizeof(panic_needle) - 1;
 
+	if (vm->poweroff_seen && byte == '\n') {
+		/* The end of the kernel's line, so ours starts on its own. */
+		vm_stop(vm, 0, "guest powered off");
+		return;
+	}
+	if (!vm->panic_seen &&
+	    (needle_step(poweroff_needle, &vm->poweroff_match, byte) |
+	     needle_step(halt_needle, &vm->halt_match, byte))) {
+		vm->poweroff_seen = true;
+		return;
+	}
 	if (vm->panic_seen)
 		return;
 	if (vm->panic_match < needle_len) {
-		/* The needle has no repeated prefix, so a mismatch restarts. */
-		if (byte == (uint8_t)panic_needle[vm->panic_match])
-			vm->panic_match++;
-		else
-			vm->panic_match = byte == (uint8_t)panic_needle[0];
+		needle_step(panic_needle, &vm->panic_match, byte);
 		return;
 	}
 	size_t len = strlen(vm->panic_line);

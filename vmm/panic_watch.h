@@ -1,5 +1,6 @@
-/* Spots the kernel's panic message on the console so that a guest that
- * panicked is reported as such, not as a plain reboot. */
+/* Spots the kernel's panic and power-off messages on the console: a guest
+ * that panicked is reported as such, not as a plain reboot, and one that
+ * powers off (no ACPI: its CPUs would just halt) ends the VM. */
 #ifndef FSVM_PANIC_WATCH_H
 #define FSVM_PANIC_WATCH_H
 

@@ -46,6 +46,9 @@ struct vm {
 	char panic_line[160];     /* "Kernel panic" line seen on the console */
 	unsigned int panic_match;
 	bool panic_seen;
+	unsigned int poweroff_match;
+	unsigned int halt_match;
+	bool poweroff_seen;
 };
 
 /* Records why the VM stops (the first caller wins) and wakes the main

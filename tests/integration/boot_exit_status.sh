@@ -17,4 +17,17 @@ run_fsvm run -- true
 expect_eq "true" 0 "$rc"
 run_fsvm run -- false
 expect_eq "false" 1 "$rc"
+
+# A user's own initramfs whose init powers the machine off: without ACPI
+# the CPUs would just halt; fsvm sees the kernel's last words and ends.
+mkdir -p "$TMP/initrd/bin" "$TMP/initrd/dev"
+cp /bin/busybox "$TMP/initrd/bin/busybox"
+printf '#!/bin/busybox sh\n/bin/busybox echo custom-init-ran\n/bin/busybox poweroff -f\n' >"$TMP/initrd/init"
+chmod +x "$TMP/initrd/init"
+mknod -m 600 "$TMP/initrd/dev/console" c 5 1 2>/dev/null
+(cd "$TMP/initrd" && find . | cpio -o -H newc --quiet) >"$TMP/custom.cpio"
+run_fsvm run --timeout 120 --initrd "$TMP/custom.cpio"
+expect_eq "poweroff status" 0 "$rc"
+expect_match "custom init ran" "custom-init-ran" "$err"
+expect_match "poweroff message" "^fsvm: guest powered off$" "$(echo "$err" | tail -n 1)"
 finish

@@ -4,6 +4,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -112,10 +114,42 @@ static void test_long_line_truncated(void **state)
 
 #define VM_TEST(fn) cmocka_unit_test_setup_teardown(fn, setup_vm, teardown_vm)
 
+static void test_poweroff_stops_the_vm(void **state)
+{
+	struct vm *vm = *state;
+	vm->stop_eventfd = eventfd(0, EFD_NONBLOCK);
+	assert_true(vm->stop_eventfd >= 0);
+	feed(vm, "[   1.0] reboot: Power down");
+	assert_false(atomic_load(&vm->stopping));
+	feed(vm, "\n");
+	assert_true(atomic_load(&vm->stopping));
+	assert_int_equal(vm->exit_status, 0);
+	assert_string_equal(vm->stop_reason, "guest powered off");
+	uint64_t wakeups;
+	assert_int_equal(read(vm->stop_eventfd, &wakeups, sizeof(wakeups)), 8);
+	close(vm->stop_eventfd);
+}
+
+/* Without ACPI, poweroff becomes a halt: the same clean end. */
+static void test_halt_stops_the_vm(void **state)
+{
+	struct vm *vm = *state;
+	vm->stop_eventfd = eventfd(0, EFD_NONBLOCK);
+	assert_true(vm->stop_eventfd >= 0);
+	feed(vm, "[   2.5] reboot: System halted");
+	assert_false(atomic_load(&vm->stopping));
+	feed(vm, "\n");
+	assert_true(atomic_load(&vm->stopping));
+	assert_int_equal(vm->exit_status, 0);
+	close(vm->stop_eventfd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest panic_watch[] = {
 		VM_TEST(test_init_panic_seen),
+		VM_TEST(test_poweroff_stops_the_vm),
+		VM_TEST(test_halt_stops_the_vm),
 		VM_TEST(test_not_seen_before_end_of_line),
 		VM_TEST(test_prefixed_console_line),
 		VM_TEST(test_near_misses_ignored),
