@@ -39,4 +39,17 @@ expect_match "symlink target not reachable" "escape: no such file in the guest" 
 case $out in *"host secret"*) fail "a symlink led out of the share" ;; esac
 expect_match "mount is virtiofs ro" "virtiofs ro" "$out"
 rm -f "$secret"
+
+# Every cache mode serves the same files; with none, the guest sees a host
+# change at once (no attribute or data caching).
+rw=$TMP/rw
+mkdir -p "$rw"
+for mode in none auto always; do
+	echo "host-$mode" >"$rw/file"
+	run_fsvm run --cache "$mode" --share "$rw:/mnt/rw" -- sh -c 'cat /mnt/rw/file; echo "guest" >> /mnt/rw/file'
+	expect_eq "cache=$mode status" 0 "$rc"
+	expect_eq "cache=$mode read" "host-$mode" "$out"
+	expect_eq "cache=$mode write" "host-$mode
+guest" "$(cat "$rw/file")"
+done
 finish
