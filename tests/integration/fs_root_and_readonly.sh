@@ -40,8 +40,7 @@ case $out in *"host secret"*) fail "a symlink led out of the share" ;; esac
 expect_match "mount is virtiofs ro" "virtiofs ro" "$out"
 rm -f "$secret"
 
-# Every cache mode serves the same files; with none, the guest sees a host
-# change at once (no attribute or data caching).
+# Every cache mode reads and writes the same files.
 rw=$TMP/rw
 mkdir -p "$rw"
 for mode in none auto always; do
