@@ -47,3 +47,14 @@ int fuse_args_name(const struct fuse_req *req, size_t *off, const char **name)
 		return -EINVAL;
 	return 0;
 }
+
+int fuse_args_dir_entry(struct fuse_req *req, size_t *off, const char **name,
+			struct inode **dir)
+{
+	int err = fuse_args_name(req, off, name);
+
+	if (err)
+		return err;
+	*dir = fuse_inode(req, req->hdr.nodeid);
+	return *dir ? 0 : -ESTALE;
+}

@@ -183,15 +183,12 @@ int fuse_create(struct fuse_req *req)
 	const struct fuse_create_in *in = (const void *)req->args;
 	size_t off = sizeof(*in);
 	const char *name;
+	struct inode *dir;
 	bool created;
-	int err = fuse_args_name(req, &off, &name);
+	int err = fuse_args_dir_entry(req, &off, &name, &dir);
 
 	if (err)
 		return err;
-	struct inode *dir = fuse_inode(req, req->hdr.nodeid);
-
-	if (!dir)
-		return -ESTALE;
 	mode_t mode = in->mode & ~in->umask & 07777;
 	int fd = create_or_open(req, dir, name, host_open_flags(req->srv, in->flags),
 				mode, in->flags & O_EXCL, &created);

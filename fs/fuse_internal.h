@@ -109,6 +109,10 @@ int fuse_args_string(const struct fuse_req *req, size_t *off, size_t max_len,
 /* As fuse_args_string, for a name inside a directory: one component, not
  * "." or "..", at most NAME_MAX bytes. */
 int fuse_args_name(const struct fuse_req *req, size_t *off, const char **name);
+/* A new entry's name and its directory (the request's node, referenced:
+ * put it when done). */
+int fuse_args_dir_entry(struct fuse_req *req, size_t *off, const char **name,
+			struct inode **dir);
 
 /* Clears set-user-ID and (group-executable) set-group-ID from the file open
  * at fd, as the guest's kernel asks when a writer lacks CAP_FSETID and as

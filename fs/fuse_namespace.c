@@ -52,20 +52,18 @@ int fuse_mknod(struct fuse_req *req)
 	const struct fuse_mknod_in *in = (const void *)req->args;
 	size_t off = sizeof(*in);
 	const char *name;
-	int err = fuse_args_name(req, &off, &name);
+	struct inode *dir;
 
-	if (err)
-		return err;
 	switch (in->mode & S_IFMT) {
 	case S_IFREG: case S_IFCHR: case S_IFBLK: case S_IFIFO: case S_IFSOCK:
 		break;
 	default:
 		return -EINVAL;
 	}
-	struct inode *dir = fuse_inode(req, req->hdr.nodeid);
+	int err = fuse_args_dir_entry(req, &off, &name, &dir);
 
-	if (!dir)
-		return -ESTALE;
+	if (err)
+		return err;
 	mode_t mode = in->mode & ~in->umask & 07777;
 
 	if (mknodat(dir->fd, name, (in->mode & S_IFMT) | mode, decode_rdev(in->rdev)))
@@ -81,14 +79,11 @@ int fuse_mkdir(struct fuse_req *req)
 	const struct fuse_mkdir_in *in = (const void *)req->args;
 	size_t off = sizeof(*in);
 	const char *name;
-	int err = fuse_args_name(req, &off, &name);
+	struct inode *dir;
+	int err = fuse_args_dir_entry(req, &off, &name, &dir);
 
 	if (err)
 		return err;
-	struct inode *dir = fuse_inode(req, req->hdr.nodeid);
-
-	if (!dir)
-		return -ESTALE;
 	mode_t mode = in->mode & ~in->umask & 07777;
 
 	if (mkdirat(dir->fd, name, mode))
