@@ -76,6 +76,33 @@ static size_t answer_size(const struct fuse_req *req, uint32_t size, size_t max)
 	return cap < req->out_room ? cap : req->out_room;
 }
 
+/* GETXATTR (name) and LISTXATTR (name NULL): a size query when size is 0,
+ * else the bytes, answered from the host file. */
+static int xattr_query(struct fuse_req *req, uint32_t size, size_t max,
+		       const char *name)
+{
+	size_t cap = answer_size(req, size, max);
+	void *buf = malloc(cap ? cap : 1);
+	struct inode *inode = fuse_inode(req, req->hdr.nodeid);
+	int err;
+
+	if (!buf || !inode) {
+		err = buf ? -ESTALE : -ENOMEM;
+	} else {
+		struct confine_fd_path path = confine_fd_path(inode->fd);
+		void *dst = size ? buf : NULL;
+		size_t room = size ? cap : 0;
+		ssize_t n = name ? getxattr(path.s, name, dst, room)
+				 : listxattr(path.s, dst, room);
+
+		err = n < 0 ? -errno : reply_sized(req, size, (size_t)n, buf);
+	}
+	if (inode)
+		fuse_put_inode(req, inode);
+	free(buf);
+	return err;
+}
+
 int fuse_getxattr(struct fuse_req *req)
 {
 	const struct fuse_getxattr_in *in = (const void *)req->args;
@@ -85,44 +112,14 @@ int fuse_getxattr(struct fuse_req *req)
 
 	if (err)
 		return err;
-	size_t cap = answer_size(req, in->size, XATTR_SIZE_MAX);
-	void *value = malloc(cap ? cap : 1);
-	struct inode *inode = fuse_inode(req, req->hdr.nodeid);
-
-	if (!value || !inode) {
-		err = value ? -ESTALE : -ENOMEM;
-	} else {
-		ssize_t n = getxattr(confine_fd_path(inode->fd).s, name,
-				     in->size ? value : NULL, in->size ? cap : 0);
-
-		err = n < 0 ? -errno : reply_sized(req, in->size, (size_t)n, value);
-	}
-	if (inode)
-		fuse_put_inode(req, inode);
-	free(value);
-	return err;
+	return xattr_query(req, in->size, XATTR_SIZE_MAX, name);
 }
 
 int fuse_listxattr(struct fuse_req *req)
 {
 	const struct fuse_getxattr_in *in = (const void *)req->args;
-	size_t cap = answer_size(req, in->size, XATTR_LIST_MAX);
-	void *list = malloc(cap ? cap : 1);
-	struct inode *inode = fuse_inode(req, req->hdr.nodeid);
-	int err;
 
-	if (!list || !inode) {
-		err = list ? -ESTALE : -ENOMEM;
-	} else {
-		ssize_t n = listxattr(confine_fd_path(inode->fd).s,
-				      in->size ? list : NULL, in->size ? cap : 0);
-
-		err = n < 0 ? -errno : reply_sized(req, in->size, (size_t)n, list);
-	}
-	if (inode)
-		fuse_put_inode(req, inode);
-	free(list);
-	return err;
+	return xattr_query(req, in->size, XATTR_LIST_MAX, NULL);
 }
 
 int fuse_removexattr(struct fuse_req *req)

@@ -1,6 +1,7 @@
 /* Bounds-checked iovec helpers: length, copies at an offset, sub-array views. */
 #include "fs/iov.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -31,8 +32,9 @@ static int iov_seek(const struct iovec *iov, int cnt, size_t offset,
 	return i;
 }
 
-size_t iov_copy_from(const struct iovec *iov, int cnt, size_t offset,
-		     void *dst, size_t len)
+/* Copies between a flat buffer and the iovecs from offset on. */
+static size_t iov_copy(const struct iovec *iov, int cnt, size_t offset,
+		       char *buf, size_t len, bool into_iov)
 {
 	size_t skip, done = 0;
 
@@ -44,29 +46,27 @@ size_t iov_copy_from(const struct iovec *iov, int cnt, size_t offset,
 			n = len - done;
 		if (n == 0) /* empty entries may carry a NULL base */
 			continue;
-		memcpy((char *)dst + done, (const char *)iov[i].iov_base + skip, n);
+		char *seg = (char *)iov[i].iov_base + skip;
+		if (into_iov)
+			memcpy(seg, buf + done, n);
+		else
+			memcpy(buf + done, seg, n);
 		done += n;
 	}
 	return done;
 }
 
+size_t iov_copy_from(const struct iovec *iov, int cnt, size_t offset,
+		     void *dst, size_t len)
+{
+	return iov_copy(iov, cnt, offset, dst, len, false);
+}
+
 size_t iov_copy_to(const struct iovec *iov, int cnt, size_t offset,
 		   const void *src, size_t len)
 {
-	size_t skip, done = 0;
-
-	for (int i = iov_seek(iov, cnt, offset, &skip); i < cnt && done < len;
-	     i++, skip = 0) {
-		size_t n = iov[i].iov_len - skip;
-
-		if (n > len - done)
-			n = len - done;
-		if (n == 0) /* empty entries may carry a NULL base */
-			continue;
-		memcpy((char *)iov[i].iov_base + skip, (const char *)src + done, n);
-		done += n;
-	}
-	return done;
+	/* Only read through: the cast serves the shared walker. */
+	return iov_copy(iov, cnt, offset, (char *)src, len, true);
 }
 
 int iov_view(struct iovec *view, int view_max, const struct iovec *iov,
