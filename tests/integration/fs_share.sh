@@ -10,7 +10,7 @@ mkdir -p "$share/many"
 ls "$share/many" | sort >"$share/expected-names"
 guest_script=$(cd "$(dirname "$0")" && pwd)/guest/fs_ops.sh
 
-run_fsvm run --timeout 900 --share "$share:/mnt/share" -- sh "$guest_script" /mnt/share
+run_fsvm run --timeout 400 --share "$share:/mnt/share" -- sh "$guest_script" /mnt/share
 expect_eq "status" 0 "$rc"
 echo "$out" | grep '^not ok' | while read -r line; do echo "FAIL: guest: $line" >&2; done
 echo "$out" | grep -q '^not ok' && fail "guest checks failed"

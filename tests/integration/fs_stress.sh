@@ -6,7 +6,7 @@ ext4_dir 512M
 share=$EXT4_DIR
 mkdir -p "$share"
 
-run_fsvm run --timeout 1200 --share "$share:/mnt/share" -- sh -c '
+run_fsvm run --timeout 500 --share "$share:/mnt/share" -- sh -c '
 	cd /mnt/share || exit 1
 	fio --name=verify --directory=/mnt/share --size=8M --bs=4k --rw=randwrite \
 		--ioengine=psync --verify=crc32c --verify_fatal=1 --do_verify=1 \
@@ -26,7 +26,7 @@ run_fsvm run --timeout 1200 --share "$share:/mnt/share" -- sh -c '
 	echo "stress-ng: $?"
 	df -h /mnt/share; df -i /mnt/share'
 expect_eq "status" 0 "$rc"
-[ "$rc" = 0 ] || echo "$err" | tail -n 30 >&2
+[ "$rc" = 0 ] || { echo "$out"; echo "$err" | tail -n 30; } >&2
 grep -q '^stress-ng: 0$' "$TMP/out" || echo "$out" | tail -n 4 >&2
 expect_match "fio verify" "^fio: 0$" "$out"
 expect_match "fio direct verify" "^fio-direct: 0$" "$out"
