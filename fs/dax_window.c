@@ -4,8 +4,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -24,14 +26,16 @@ int dax_window_create(struct dax_window *w, uint64_t size)
 	memset(w, 0, sizeof(*w));
 	if (size == 0 || size % DAX_WINDOW_ALIGN)
 		return -EINVAL;
+	w->watch_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	if (w->watch_fd < 0)
+		return -errno;
 	w->maps = calloc(DAX_WINDOW_MAX_MAPPINGS, sizeof(*w->maps));
-	if (!w->maps)
-		return -ENOMEM;
-	void *base = reserve(NULL, size);
+	void *base = w->maps ? reserve(NULL, size) : MAP_FAILED;
 	if (base == MAP_FAILED) {
-		int err = -errno;
+		int err = w->maps ? -errno : -ENOMEM;
 		free(w->maps);
-		w->maps = NULL;
+		close(w->watch_fd);
+		memset(w, 0, sizeof(*w));
 		return err;
 	}
 	/* Guest-visible file data is not the VMM's to dump. */
@@ -53,6 +57,8 @@ void dax_window_destroy(struct dax_window *w)
 	for (unsigned int i = 0; i < w->nr_maps; i++)
 		close(w->maps[i].fd);
 	free(w->maps);
+	if (w->base)
+		close(w->watch_fd);
 	memset(w, 0, sizeof(*w));
 }
 
@@ -63,10 +69,26 @@ static bool range_ok(const struct dax_window *w, uint64_t off, uint64_t len)
 	       len <= w->size - off;
 }
 
+/* Watches the file open at fd for changes; -1 if it cannot (out of
+ * watches): then only an EFAULT from KVM_RUN brings its mappings in line. */
+static int watch(struct dax_window *w, int fd)
+{
+	char path[32];
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	return inotify_add_watch(w->watch_fd, path, IN_MODIFY);
+}
+
 static void drop_record(struct dax_window *w, unsigned int i)
 {
+	int wd = w->maps[i].wd;
 	close(w->maps[i].fd);
 	w->maps[i] = w->maps[--w->nr_maps];
+	/* One watch per file, whatever number of records share it. */
+	for (unsigned int j = 0; wd >= 0 && j < w->nr_maps; j++)
+		if (w->maps[j].wd == wd)
+			return;
+	if (wd >= 0)
+		inotify_rm_watch(w->watch_fd, wd);
 }
 
 /* Forgets [off, off + len) in the records: a record it covers goes, one
@@ -89,7 +111,7 @@ static int forget_range(struct dax_window *w, uint64_t off, uint64_t len)
 		if (m->moffset < off && m_end > end) {
 			if (w->nr_maps == DAX_WINDOW_MAX_MAPPINGS)
 				return -ENOSPC;
-			int fd = dup(m->fd);
+			int fd = fcntl(m->fd, F_DUPFD_CLOEXEC, 0);
 			if (fd < 0)
 				return -errno;
 			struct dax_mapping tail = *m;
@@ -111,6 +133,23 @@ static int forget_range(struct dax_window *w, uint64_t off, uint64_t len)
 	return 0;
 }
 
+/* A guest store into a hole needs a block, and on a full disk that fault
+ * fails where nobody can report it. Allocating the file's blocks under a
+ * write mapping now turns it into an error for SETUPMAPPING, which the
+ * guest sees as its write's. File systems without fallocate go unchecked. */
+static int reserve_blocks(int fd, uint64_t size, uint64_t foffset,
+			  uint64_t len)
+{
+	if (foffset >= size)
+		return 0;
+	uint64_t end = size - foffset < len ? size : foffset + len;
+	if (fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)foffset,
+		      (off_t)(end - foffset)) < 0 &&
+	    errno != EOPNOTSUPP && errno != ENOSYS)
+		return -errno;
+	return 0;
+}
+
 int dax_window_map(void *opaque, uint64_t moffset, uint64_t len, int fd,
 		   uint64_t foffset, bool writable)
 {
@@ -118,12 +157,22 @@ int dax_window_map(void *opaque, uint64_t moffset, uint64_t len, int fd,
 	if (!range_ok(w, moffset, len) || foffset % DAX_WINDOW_ALIGN ||
 	    foffset > (uint64_t)INT64_MAX - len)
 		return -EINVAL;
+	struct stat st;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	if (writable && (fcntl(fd, F_GETFL) & O_ACCMODE) != O_RDWR)
+		return -EACCES; /* as mmap would say, before blocks are taken */
+	int err = writable ? reserve_blocks(fd, (uint64_t)st.st_size, foffset,
+					    len)
+			   : 0;
+	if (err)
+		return err;
 	int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	if (own < 0)
 		return -errno;
 	pthread_mutex_lock(&w->lock);
 	/* Room for the new record even if forgetting splits one. */
-	int err = w->nr_maps + 2 > DAX_WINDOW_MAX_MAPPINGS ? -ENOSPC : 0;
+	err = w->nr_maps + 2 > DAX_WINDOW_MAX_MAPPINGS ? -ENOSPC : 0;
 	if (!err) {
 		/* MAP_FIXED replaces whatever was there in one step: KVM's
 		 * MMU notifier drops the guest's old translation first. */
@@ -135,7 +184,9 @@ int dax_window_map(void *opaque, uint64_t moffset, uint64_t len, int fd,
 	if (!err)
 		w->maps[w->nr_maps++] = (struct dax_mapping){
 			.moffset = moffset, .len = len, .foffset = foffset,
-			.fd = own, .writable = writable};
+			.file_size = (uint64_t)st.st_size, .fd = own,
+			.wd = watch(w, own),
+			.writable = writable};
 	else
 		close(own);
 	pthread_mutex_unlock(&w->lock);
@@ -155,36 +206,91 @@ int dax_window_unmap(void *opaque, uint64_t moffset, uint64_t len)
 	return err;
 }
 
+/* Makes the window pages of file range [from, to) of m zero pages, or
+ * again the file's. */
+static int remap(struct dax_window *w, const struct dax_mapping *m,
+		 uint64_t from, uint64_t to, bool file_backed)
+{
+	uint8_t *at = w->base + m->moffset + (from - m->foffset);
+	void *p = file_backed ? mmap(at, to - from,
+				     PROT_READ | (m->writable ? PROT_WRITE : 0),
+				     MAP_SHARED | MAP_FIXED, m->fd, (off_t)from)
+			      : mmap(at, to - from, PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+				     -1, 0);
+	return p == MAP_FAILED ? -errno : 0;
+}
+
+static uint64_t page_up(uint64_t x)
+{
+	return (x + DAX_WINDOW_ALIGN - 1) & ~(DAX_WINDOW_ALIGN - 1);
+}
+
+/* Brings m in line with its file's size; true if its pages changed. Only
+ * pages the file shrank away from become zero pages: those past the end
+ * from the start are the guest's to fill by extending the file (with
+ * FUSE_WRITE, so the file grows before the guest knows it has). */
+static bool follow_file_size(struct dax_window *w, struct dax_mapping *m)
+{
+	struct stat st;
+	if (fstat(m->fd, &st) < 0)
+		return false;
+	uint64_t end = m->foffset + m->len;
+	/* A record split off another may carry a zero range beyond itself. */
+	if (m->zero_from < m->foffset)
+		m->zero_from = m->foffset;
+	if (m->zero_to > end)
+		m->zero_to = end;
+	uint64_t eof = page_up((uint64_t)st.st_size);
+	uint64_t seen = page_up(m->file_size);
+	m->file_size = (uint64_t)st.st_size;
+	uint64_t lo = eof > m->foffset ? eof : m->foffset;
+	uint64_t hi = seen < end ? seen : end;
+	if (lo < hi) {
+		if (remap(w, m, lo, hi, false) < 0)
+			return false;
+		bool none = m->zero_from >= m->zero_to;
+		m->zero_from = none || lo < m->zero_from ? lo : m->zero_from;
+		m->zero_to = none || hi > m->zero_to ? hi : m->zero_to;
+		return true;
+	}
+	if (m->zero_from < m->zero_to && eof > m->zero_from) {
+		uint64_t top = eof < m->zero_to ? eof : m->zero_to;
+		if (remap(w, m, m->zero_from, top, true) < 0)
+			return false;
+		m->zero_from = top;
+		return true;
+	}
+	return false;
+}
+
 unsigned int dax_window_repair(struct dax_window *w)
 {
-	unsigned int repaired = 0;
+	unsigned int changed = 0;
 	pthread_mutex_lock(&w->lock);
-	for (unsigned int i = 0; i < w->nr_maps; i++) {
-		struct dax_mapping *m = &w->maps[i];
-		struct stat st;
-		if (fstat(m->fd, &st) < 0)
-			continue;
-		uint64_t valid = ((uint64_t)st.st_size + DAX_WINDOW_ALIGN - 1) &
-				 ~(DAX_WINDOW_ALIGN - 1);
-		if (m->foffset + m->len <= valid)
-			continue;
-		/* Pages past the file's end can no longer be backed: give
-		 * the guest zeros there instead of a fault KVM cannot fix. */
-		uint64_t keep = valid > m->foffset ? valid - m->foffset : 0;
-		void *p = mmap(w->base + m->moffset + keep, m->len - keep,
-			       PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
-		if (p == MAP_FAILED)
-			continue;
-		m->len = keep;
-		repaired++;
-	}
-	for (unsigned int i = 0; i < w->nr_maps;) {
-		if (w->maps[i].len == 0)
-			drop_record(w, i);
-		else
-			i++;
-	}
+	for (unsigned int i = 0; i < w->nr_maps; i++)
+		changed += follow_file_size(w, &w->maps[i]);
 	pthread_mutex_unlock(&w->lock);
-	return repaired;
+	return changed;
+}
+
+unsigned int dax_window_watch_events(struct dax_window *w)
+{
+	char buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+	unsigned int changed = 0;
+	ssize_t n;
+	while ((n = read(w->watch_fd, buf, sizeof(buf))) > 0) {
+		pthread_mutex_lock(&w->lock);
+		for (char *p = buf; p < buf + n;) {
+			const struct inotify_event *ev = (const void *)p;
+			p += sizeof(*ev) + ev->len;
+			/* Events were lost: every file may have changed. */
+			bool all = ev->mask & IN_Q_OVERFLOW;
+			for (unsigned int i = 0; i < w->nr_maps; i++)
+				if (all || w->maps[i].wd == ev->wd)
+					changed += follow_file_size(w, &w->maps[i]);
+		}
+		pthread_mutex_unlock(&w->lock);
+	}
+	return changed;
 }

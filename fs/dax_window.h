@@ -15,11 +15,14 @@
 /* The Linux client maps 2 MiB at a time: 4,096 mappings fill 8 GiB. */
 #define DAX_WINDOW_MAX_MAPPINGS 16384
 
-/* One file range mapped into the window; fd is our own reference, kept
- * to notice when the host file shrinks under the mapping. */
+/* One file range mapped into the window. fd is our own reference and wd
+ * our inotify watch on it (-1: none), to follow the host file's size:
+ * file_size is the size last seen, and the file offsets [zero_from,
+ * zero_to) are zero pages because the file shrank below them. */
 struct dax_mapping {
 	uint64_t moffset, len, foffset;
-	int fd;
+	uint64_t file_size, zero_from, zero_to;
+	int fd, wd;
 	bool writable;
 };
 
@@ -30,6 +33,7 @@ struct dax_window {
 	pthread_mutex_t lock;
 	struct dax_mapping *maps;
 	unsigned int nr_maps;
+	int watch_fd; /* inotify: IN_MODIFY of mapped files */
 };
 
 /* Reserves size bytes (a multiple of DAX_WINDOW_ALIGN) of address space. */
@@ -41,9 +45,19 @@ int dax_window_map(void *opaque, uint64_t moffset, uint64_t len, int fd,
 		   uint64_t foffset, bool writable);
 int dax_window_unmap(void *opaque, uint64_t moffset, uint64_t len);
 
-/* After KVM could not back a guest page: replaces window pages that lie
- * past the end of their (truncated) host file with zero pages, so the
- * guest can go on. Returns how many mappings were repaired. */
+/* A guest page past the end of its host file cannot be backed: KVM either
+ * fails KVM_RUN with EFAULT or, on kernels that try such faults again in
+ * the background (6.1), stalls the vCPU until the page appears. So mapped
+ * pages follow their files: past the end they become zero pages, and file
+ * pages again when the file grows back. The guest kernel learns the new
+ * size when it next asks for the file's attributes.
+ *
+ * Brings every mapping in line with its file's size now (after EFAULT).
+ * Returns how many mappings changed. */
 unsigned int dax_window_repair(struct dax_window *w);
+
+/* Handles the pending events of watch_fd (readable in the event loop):
+ * brings the mappings of modified files in line. Returns how many changed. */
+unsigned int dax_window_watch_events(struct dax_window *w);
 
 #endif

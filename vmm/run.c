@@ -295,7 +295,11 @@ static int add_share(struct run *r, const char *what, const char *host,
 		.root = path,
 		.readonly = strcmp(mode, GUEST_MOUNT_RW) != 0,
 		.cache = cache_mode(r->cfg->cache),
-		.writeback = cache_mode(r->cfg->cache) != FUSE_CACHE_NONE,
+		/* Not under DAX, where it buys nothing (file data bypasses
+		 * the guest's page cache) and would make the guest keep its
+		 * own idea of file sizes, blind to truncation on the host. */
+		.writeback = cache_mode(r->cfg->cache) != FUSE_CACHE_NONE &&
+			     !r->dax_size,
 	};
 	int err = virtio_fs_create(&r->shares[i], &r->vm, &r->pci,
 				   r->share_tag[i], &fcfg, 1, r->dax_size);
@@ -309,9 +313,8 @@ static int add_share(struct run *r, const char *what, const char *host,
 	return 0;
 }
 
-/* Truncated host files under DAX mappings: their pages past the new end
- * read as zeros from now on (the guest kernel learns the new size when it
- * next looks at the file). */
+/* KVM_RUN failed with EFAULT: a DAX page whose host file shrank, before
+ * the file's watch told us. */
 static unsigned int repair_dax_windows(void *opaque)
 {
 	struct run *r = opaque;
@@ -451,6 +454,29 @@ static int add_timer(struct run *r)
 	return err;
 }
 
+/* A host file under DAX mappings changed size. */
+static void on_dax_watch(void *opaque, uint32_t events)
+{
+	(void)events;
+	struct virtio_fs *fs = opaque;
+	unsigned int changed = dax_window_watch_events(&fs->dax);
+	if (changed)
+		log_info("%.*s: %u DAX mapping(s) followed a host file's new size",
+			 (int)sizeof(fs->config.tag), fs->config.tag, changed);
+}
+
+static int watch_dax_windows(struct run *r)
+{
+	for (unsigned int i = 0; i < r->nr_shares; i++) {
+		struct dax_window *w = &r->shares[i].dax;
+		if (w->base &&
+		    event_loop_add(&r->loop, w->watch_fd, EPOLLIN, on_dax_watch,
+				   &r->shares[i]))
+			return -1;
+	}
+	return 0;
+}
+
 /* -v: what each share's guest asked of it, the data path in particular
  * (READ/WRITE requests, or DAX mappings instead). */
 static void report_shares(struct run *r)
@@ -489,7 +515,8 @@ static int run_loop(struct run *r)
 	    event_loop_add(&r->loop, r->signal_fd, EPOLLIN, on_signal, r) ||
 	    event_loop_add(&r->loop, vm->stop_eventfd, EPOLLIN, on_stop_event,
 			   &vm->stop_eventfd) ||
-	    add_timer(r) || console_start(&r->con, &r->loop))
+	    add_timer(r) || watch_dax_windows(r) ||
+	    console_start(&r->con, &r->loop))
 		return setup_error("event loop", "cannot set up", -errno);
 
 	log_info("set-up done, first KVM_RUN at %.1f ms", vm_elapsed_ms(vm));

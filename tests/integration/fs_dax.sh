@@ -10,8 +10,10 @@ sum=$(md5sum <"$share/big" | cut -d' ' -f1)
 printf 'before' >"$share/shared"
 for i in $(seq 100); do head -c 2M /dev/zero >"$share/small$i"; done
 
+head -c 4M /dev/zero | tr '\0' x >"$share/trunc"
+
 # 1. Big read, mmap write, host write seen through a guest mapping.
-"$FSVM" run -v --timeout 600 --share "$share:/mnt/d" -- python3 -c '
+"$FSVM" run -v --timeout 240 --share "$share:/mnt/d" -- python3 -c '
 import mmap, os, subprocess, time
 print("mount", [l.split()[3] for l in open("/proc/mounts") if " /mnt/d " in l][0])
 print("sum", subprocess.run(["md5sum", "/mnt/d/big"], capture_output=True, text=True).stdout.split()[0])
@@ -26,8 +28,7 @@ for _ in range(600):
 print("guest sees", s[:6].decode())
 ' >"$TMP/out" 2>"$TMP/err" &
 pid=$!
-i=0
-while [ ! -e "$share/ready" ] && [ $i -lt 3000 ]; do sleep 0.1; i=$((i + 1)); done
+wait_for_file "$share/ready"
 printf 'after!' | dd of="$share/shared" conv=notrunc status=none
 wait $pid
 rc=$?
@@ -45,13 +46,12 @@ expect_match "no READ requests" " READ 0 " "$reqs"
 
 # 2. A 128 MiB window (64 chunks of 2 MiB) and 200 MiB of files: the guest
 # must recycle mappings; when it drops its caches none may stay mapped.
-"$FSVM" run -v --timeout 600 --dax 128M --share "$share:/mnt/d" -- sh -c '
+"$FSVM" run -v --timeout 240 --dax 128M --share "$share:/mnt/d" -- sh -c '
 	for i in $(seq 100); do cat /mnt/d/small$i >/dev/null || exit 1; done
 	sync; echo 3 >/proc/sys/vm/drop_caches; touch /mnt/d/dropped; sleep 10' \
 	>"$TMP/out" 2>"$TMP/err" &
 pid=$!
-i=0
-while [ ! -e "$share/dropped" ] && [ $i -lt 3000 ]; do sleep 0.1; i=$((i + 1)); done
+wait_for_file "$share/dropped"
 sleep 2
 vmm=$(pgrep -n -x fsvm)
 left=$(grep -c "$share/small" "/proc/$vmm/maps")
@@ -59,5 +59,52 @@ wait $pid
 expect_eq "recycling run" 0 "$?"
 expect_match "the window was recycled" "REMOVEMAPPING [1-9]" "$(grep 'share0 requests:' "$TMP/err")"
 expect_eq "host mappings left after the guest dropped its caches" 0 "$left"
+
+# 3. The host truncates a file the guest has mapped: touching the lost pages
+# must not hang or kill the VM; once the guest sees the new size, the access
+# is a SIGBUS in the guest process; when the file grows back, so does its
+# data. A process forked to touch the page reports what it saw.
+"$FSVM" run -v --timeout 300 --share "$share:/mnt/d" -- sh -c 'python3 -c "
+import mmap, os, time
+def wait(name):
+    for _ in range(3000):
+        if os.path.exists(\"/mnt/d/\" + name): return
+        time.sleep(0.1)
+    raise SystemExit(\"no \" + name)
+def touch(m):
+    pid = os.fork()
+    if pid == 0: os._exit(m[3 << 20])
+    st = os.waitpid(pid, 0)[1]
+    return \"signal %d\" % os.WTERMSIG(st) if os.WIFSIGNALED(st) else \"byte %d\" % os.WEXITSTATUS(st)
+f = open(\"/mnt/d/trunc\", \"rb\")
+m = mmap.mmap(f.fileno(), 4 << 20, prot=mmap.PROT_READ)
+print(\"before\", chr(m[3 << 20]), flush=True)
+open(\"/mnt/d/mapped\", \"w\").close()
+wait(\"truncated\")
+print(\"at once\", touch(m), flush=True)
+time.sleep(1.5)
+print(\"size\", os.stat(\"/mnt/d/trunc\").st_size)
+print(\"after truncation\", touch(m), flush=True)
+open(\"/mnt/d/seen\", \"w\").close()
+wait(\"regrown\")
+time.sleep(1.5)
+print(\"size\", os.stat(\"/mnt/d/trunc\").st_size)
+print(\"after regrowth\", touch(m), flush=True)
+" && cat /mnt/d/shared' >"$TMP/out" 2>"$TMP/err" &
+pid=$!
+wait_for_file "$share/mapped"
+truncate -s 0 "$share/trunc" && touch "$share/truncated"
+wait_for_file "$share/seen"
+head -c 4M /dev/zero | tr '\0' y >"$share/trunc" && touch "$share/regrown"
+wait $pid
+expect_eq "truncation run" 0 "$?"
+out=$(cat "$TMP/out")
+expect_match "mapped before" "^before x$" "$out"
+expect_match "lost page at once: zeros or SIGBUS" "^at once (byte 0|signal 7)$" "$out"
+expect_match "guest sees the new size" "^size 0$" "$out"
+expect_match "lost page once the guest knows" "^after truncation signal 7$" "$out"
+expect_match "guest sees the file grow back" "^size 4194304$" "$out"
+expect_match "data back after regrowth" "^after regrowth byte 121$" "$out"
+expect_match "the VM goes on" "^after!$" "$out"
 
 finish

@@ -49,6 +49,12 @@ run_fsvm() {
 	err=$(cat "$TMP/err")
 }
 
+# wait_for_file PATH: waits up to 300 s for a guest to create PATH.
+wait_for_file() {
+	i=0
+	while [ ! -e "$1" ] && [ $i -lt 3000 ]; do sleep 0.1; i=$((i + 1)); done
+}
+
 finish() {
 	[ "$failures" -eq 0 ] || { echo "$failures check(s) failed" >&2; exit 1; }
 	exit 0

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -188,7 +189,74 @@ static void test_repair_after_host_truncate(void **state)
 	assert_int_equal(w.base[2 * PAGE], 0);
 	assert_int_equal(w.base[4 * PAGE - 1], 0);
 	assert_int_equal(w.nr_maps, 1);
-	assert_int_equal(w.maps[0].len, 2 * PAGE);
+	assert_int_equal(dax_window_repair(&w), 0);
+	close(fd);
+	dax_window_destroy(&w);
+}
+
+/* The watch notices a truncation by itself, and the file's pages come back
+ * when it grows again. */
+static void test_watch_follows_truncate_and_regrowth(void **state)
+{
+	(void)state;
+	struct dax_window w;
+	assert_int_equal(dax_window_create(&w, WINDOW), 0);
+	int fd = temp_file(4 * PAGE, 't', O_RDWR);
+	assert_int_equal(dax_window_map(&w, PAGE, 4 * PAGE, fd, 0, false), 0);
+	assert_int_equal(dax_window_watch_events(&w), 0); /* nothing pending */
+	assert_int_equal(ftruncate(fd, 0), 0);
+	assert_int_equal(dax_window_watch_events(&w), 1);
+	assert_int_equal(w.base[PAGE], 0);
+	assert_int_equal(w.base[5 * PAGE - 1], 0);
+	char page[PAGE];
+	memset(page, 'u', sizeof(page));
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(pwrite(fd, page, PAGE, (off_t)(i * PAGE)),
+				 (ssize_t)PAGE);
+	assert_int_equal(dax_window_watch_events(&w), 1);
+	assert_int_equal(w.base[PAGE], 'u');
+	assert_int_equal(w.base[4 * PAGE - 1], 'u');
+	assert_int_equal(w.base[4 * PAGE], 0); /* the 4th page: still gone */
+	assert_true(file_mapped(w.base + PAGE, 3 * PAGE));
+	close(fd);
+	dax_window_destroy(&w);
+}
+
+/* Pages past the end when mapped are the guest's to grow into: an
+ * extending write must not turn them into zero pages. */
+static void test_growth_into_a_mapping_keeps_file_pages(void **state)
+{
+	(void)state;
+	struct dax_window w;
+	assert_int_equal(dax_window_create(&w, WINDOW), 0);
+	int fd = temp_file(PAGE, 'a', O_RDWR);
+	assert_int_equal(dax_window_map(&w, 0, 4 * PAGE, fd, 0, true), 0);
+	char page[PAGE];
+	memset(page, 'b', sizeof(page));
+	assert_int_equal(pwrite(fd, page, PAGE, (off_t)PAGE), (ssize_t)PAGE);
+	assert_int_equal(dax_window_watch_events(&w), 0);
+	assert_int_equal(w.base[PAGE], 'b');
+	assert_true(file_mapped(w.base, 4 * PAGE));
+	close(fd);
+	dax_window_destroy(&w);
+}
+
+/* A write mapping gets its blocks when made, so a store into a hole cannot
+ * meet a full disk later. */
+static void test_write_mapping_allocates_holes(void **state)
+{
+	(void)state;
+	struct dax_window w;
+	assert_int_equal(dax_window_create(&w, WINDOW), 0);
+	int fd = temp_file(0, 0, O_RDWR);
+	assert_int_equal(ftruncate(fd, (off_t)(4 * PAGE)), 0);
+	struct stat st;
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(st.st_blocks, 0);
+	assert_int_equal(dax_window_map(&w, 0, 8 * PAGE, fd, 0, true), 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(st.st_blocks * 512, 4 * PAGE); /* up to EOF only */
+	assert_int_equal(st.st_size, 4 * PAGE);
 	close(fd);
 	dax_window_destroy(&w);
 }
@@ -203,6 +271,9 @@ int main(void)
 		cmocka_unit_test(test_bounds_and_alignment),
 		cmocka_unit_test(test_records_follow_unmaps),
 		cmocka_unit_test(test_repair_after_host_truncate),
+		cmocka_unit_test(test_watch_follows_truncate_and_regrowth),
+		cmocka_unit_test(test_growth_into_a_mapping_keeps_file_pages),
+		cmocka_unit_test(test_write_mapping_allocates_holes),
 	};
 	return cmocka_run_group_tests_name("dax_window", tests, NULL, NULL);
 }
