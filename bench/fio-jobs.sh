@@ -20,9 +20,13 @@ fio_jobs() {
 	# Lay the file out once so every job reads real data.
 	fio --name=layout --directory="$dir" --filename=bench.dat --size="$FIO_SIZE" \
 		--rw=write --bs=1M --ioengine=psync --end_fsync=1 >/dev/null 2>&1
-	fio_job seqread-psync-4k "$dir" --rw=read --bs=4k --ioengine=psync
-	fio_job randread-psync-4k "$dir" --rw=randread --bs=4k --ioengine=psync
-	fio_job seqread-psync-1m "$dir" --rw=read --bs=1M --ioengine=psync
+	local engine bs
+	for engine in psync mmap; do
+		for bs in 4k 1m; do
+			fio_job "seqread-$engine-$bs" "$dir" --rw=read --bs="$bs" --ioengine=$engine
+			fio_job "randread-$engine-$bs" "$dir" --rw=randread --bs="$bs" --ioengine=$engine
+		done
+	done
 	fio_job randrw-libaio-4k-qd64-direct "$dir" --rw=randrw --bs=4k \
 		--ioengine=libaio --iodepth=64 --direct=1
 	fio_job seqwrite-psync-1m "$dir" --rw=write --bs=1M --ioengine=psync
