@@ -36,22 +36,30 @@ static int temp_file(size_t len, char fill, int flags)
 	return fd;
 }
 
-/* True if [p, p + len) is a mapping of some file in /proc/self/maps. */
-static bool file_mapped(const void *p, size_t len)
+/* True if [p, p + len) is a mapping of some file in /proc/self/maps; its
+ * permissions ("rw-s") go to perms if not NULL. */
+static bool file_mapped_as(const void *p, size_t len, char perms[8])
 {
 	FILE *f = fopen("/proc/self/maps", "r");
-	char line[512];
+	char line[512], found_perms[8];
 	bool found = false;
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long lo, hi, ino;
-		char perms[8];
-		if (sscanf(line, "%lx-%lx %7s %*s %*s %lu", &lo, &hi, perms,
-			   &ino) == 4 &&
-		    lo <= (uintptr_t)p && (uintptr_t)p + len <= hi && ino)
+		if (sscanf(line, "%lx-%lx %7s %*s %*s %lu", &lo, &hi,
+			   found_perms, &ino) == 4 &&
+		    lo <= (uintptr_t)p && (uintptr_t)p + len <= hi && ino) {
 			found = true;
+			if (perms)
+				strcpy(perms, found_perms);
+		}
 	}
 	fclose(f);
 	return found;
+}
+
+static bool file_mapped(const void *p, size_t len)
+{
+	return file_mapped_as(p, len, NULL);
 }
 
 static void test_create_reserves_without_access(void **state)
@@ -113,6 +121,29 @@ static void test_remap_in_place_and_unmap(void **state)
 	assert_false(file_mapped(w.base + 8 * PAGE, PAGE));
 	close(a);
 	close(b);
+	dax_window_destroy(&w);
+}
+
+/* The guest upgrades a read mapping by mapping the range again for write. */
+static void test_read_mapping_upgraded_to_write(void **state)
+{
+	(void)state;
+	struct dax_window w;
+	assert_int_equal(dax_window_create(&w, WINDOW), 0);
+	int fd = temp_file(2 * PAGE, 'r', O_RDWR);
+	char perms[8];
+	assert_int_equal(dax_window_map(&w, 0, 2 * PAGE, fd, 0, false), 0);
+	assert_true(file_mapped_as(w.base, 2 * PAGE, perms));
+	assert_string_equal(perms, "r--s");
+	assert_int_equal(dax_window_map(&w, 0, 2 * PAGE, fd, 0, true), 0);
+	assert_true(file_mapped_as(w.base, 2 * PAGE, perms));
+	assert_string_equal(perms, "rw-s");
+	assert_int_equal(w.nr_maps, 1);
+	w.base[PAGE] = 'w';
+	char c;
+	assert_int_equal(pread(fd, &c, 1, (off_t)PAGE), 1);
+	assert_int_equal(c, 'w');
+	close(fd);
 	dax_window_destroy(&w);
 }
 
@@ -268,6 +299,7 @@ int main(void)
 		cmocka_unit_test(test_read_mapping_shows_file),
 		cmocka_unit_test(test_write_mapping_reaches_file),
 		cmocka_unit_test(test_remap_in_place_and_unmap),
+		cmocka_unit_test(test_read_mapping_upgraded_to_write),
 		cmocka_unit_test(test_bounds_and_alignment),
 		cmocka_unit_test(test_records_follow_unmaps),
 		cmocka_unit_test(test_repair_after_host_truncate),
