@@ -107,4 +107,32 @@ expect_match "guest sees the file grow back" "^size 4194304$" "$out"
 expect_match "data back after regrowth" "^after regrowth byte 121$" "$out"
 expect_match "the VM goes on" "^after!$" "$out"
 
+# 4. A full disk: stores into a file's hole through DAX fail in the guest
+# (ENOSPC from write(), SIGBUS for a mapping) instead of stalling the vCPU.
+truncate -s 4M "$share/holey"
+for size in 512M 256M 128M 64M 32M 16M 8M 4M 2M 1M 512K 256K 128K 64K 32K 16K 8K 4K; do
+	fallocate -l $size "$share/fill.$size" 2>/dev/null || rm -f "$share/fill.$size"
+done
+"$FSVM" run --timeout 200 --share "$share:/mnt/d" -- sh -c 'python3 -c "
+import mmap, os
+fd = os.open(\"/mnt/d/holey\", os.O_RDWR)
+try:
+    os.pwrite(fd, b\"z\" * 4096, 1 << 20)
+    print(\"write ok\")
+except OSError as e:
+    print(\"write\", e.strerror)
+m = mmap.mmap(fd, 4 << 20)
+pid = os.fork()
+if pid == 0:
+    m[3 << 20] = 122
+    os._exit(0)
+st = os.waitpid(pid, 0)[1]
+print(\"store\", \"signal %d\" % os.WTERMSIG(st) if os.WIFSIGNALED(st) else \"ok\")
+" && cat /mnt/d/shared' >"$TMP/out" 2>"$TMP/err"
+expect_eq "full disk run" 0 "$?"
+out=$(cat "$TMP/out")
+expect_match "write into a hole on a full disk" "^write No space left on device$" "$out"
+expect_match "store into a hole on a full disk" "^store signal 7$" "$out"
+expect_match "the VM goes on" "^after!$" "$out"
+
 finish
