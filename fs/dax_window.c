@@ -45,6 +45,7 @@ int dax_window_create(struct dax_window *w, uint64_t size)
 	w->size = size;
 	w->ops = (struct fuse_dax_ops){.map = dax_window_map,
 				       .unmap = dax_window_unmap,
+				       .file_grown = dax_window_file_grown,
 				       .window_size = size,
 				       .opaque = w};
 	return 0;
@@ -252,6 +253,7 @@ static bool follow_file_size(struct dax_window *w, struct dax_mapping *m)
 		bool none = m->zero_from >= m->zero_to;
 		m->zero_from = none || lo < m->zero_from ? lo : m->zero_from;
 		m->zero_to = none || hi > m->zero_to ? hi : m->zero_to;
+		w->lost_pages = true;
 		return true;
 	}
 	if (m->zero_from < m->zero_to && eof > m->zero_from) {
@@ -272,6 +274,26 @@ unsigned int dax_window_repair(struct dax_window *w)
 		changed += follow_file_size(w, &w->maps[i]);
 	pthread_mutex_unlock(&w->lock);
 	return changed;
+}
+
+void dax_window_file_grown(void *opaque)
+{
+	struct dax_window *w = opaque;
+	/* Locked even to look: a shrink being handled right now must finish
+	 * first, or its zero pages could land after this request's growth. */
+	pthread_mutex_lock(&w->lock);
+	if (w->lost_pages) {
+		bool left = false;
+		for (unsigned int i = 0; i < w->nr_maps; i++) {
+			struct dax_mapping *m = &w->maps[i];
+			if (m->zero_from < m->zero_to) {
+				follow_file_size(w, m);
+				left |= m->zero_from < m->zero_to;
+			}
+		}
+		w->lost_pages = left;
+	}
+	pthread_mutex_unlock(&w->lock);
 }
 
 unsigned int dax_window_watch_events(struct dax_window *w)

@@ -34,6 +34,7 @@ struct dax_window {
 	struct dax_mapping *maps;
 	unsigned int nr_maps;
 	int watch_fd; /* inotify: IN_MODIFY of mapped files */
+	bool lost_pages; /* some mapping has zero pages (a shrunk file) */
 };
 
 /* Reserves size bytes (a multiple of DAX_WINDOW_ALIGN) of address space. */
@@ -55,6 +56,11 @@ int dax_window_unmap(void *opaque, uint64_t moffset, uint64_t len);
  * Brings every mapping in line with its file's size now (after EFAULT).
  * Returns how many mappings changed. */
 unsigned int dax_window_repair(struct dax_window *w);
+
+/* fuse_dax_ops callback: a guest request may have grown a file. Gives the
+ * file back pages it had lost to a shrink now, before the reply, rather
+ * than when the watch's event is handled. */
+void dax_window_file_grown(void *opaque);
 
 /* Handles the pending events of watch_fd (readable in the event loop):
  * brings the mappings of modified files in line. Returns how many changed. */

@@ -23,6 +23,7 @@ struct fuse_op {
 	uint32_t copy_max;  /* argument bytes to copy; 0: FUSE_ARGS_COPY_MAX */
 	bool modifies;      /* refused with EROFS on a read-only share */
 	bool no_reply;      /* the guest expects no answer */
+	bool grows;         /* may make a file longer */
 };
 
 #define IN(type) .arg_min = sizeof(struct type)
@@ -40,7 +41,7 @@ static const struct fuse_op fuse_ops[] = {
 				.no_reply = true },
 	[FUSE_GETATTR] = { .run = fuse_getattr, IN(fuse_getattr_in), OUT(fuse_attr_out) },
 	[FUSE_SETATTR] = { .run = fuse_setattr, IN(fuse_setattr_in), OUT(fuse_attr_out),
-			   .modifies = true },
+			   .modifies = true, .grows = true },
 	[FUSE_ACCESS] = { .run = fuse_access, IN(fuse_access_in) },
 	[FUSE_READLINK] = { .run = fuse_readlink },
 	[FUSE_MKNOD] = { .run = fuse_mknod, IN(fuse_mknod_in), OUT(fuse_entry_out),
@@ -66,16 +67,17 @@ static const struct fuse_op fuse_ops[] = {
 	[FUSE_READ] = { .run = fuse_read, IN(fuse_read_in) },
 	/* WRITE's data is never copied: pwritev reads it in place. */
 	[FUSE_WRITE] = { .run = fuse_write, IN(fuse_write_in), OUT(fuse_write_out),
-			 .copy_max = sizeof(struct fuse_write_in), .modifies = true },
+			 .copy_max = sizeof(struct fuse_write_in), .modifies = true,
+			 .grows = true },
 	[FUSE_FLUSH] = { .run = fuse_flush, IN(fuse_flush_in) },
 	[FUSE_RELEASE] = { .run = fuse_release, IN(fuse_release_in) },
 	[FUSE_FSYNC] = { .run = fuse_fsync, IN(fuse_fsync_in) },
 	[FUSE_FALLOCATE] = { .run = fuse_fallocate, IN(fuse_fallocate_in),
-			     .modifies = true },
+			     .modifies = true, .grows = true },
 	[FUSE_LSEEK] = { .run = fuse_lseek, IN(fuse_lseek_in), OUT(fuse_lseek_out) },
 	[FUSE_COPY_FILE_RANGE] = { .run = fuse_copy_file_range,
 				   IN(fuse_copy_file_range_in),
-				   OUT(fuse_write_out), .modifies = true },
+				   OUT(fuse_write_out), .modifies = true, .grows = true },
 	[FUSE_OPENDIR] = { .run = fuse_opendir, IN(fuse_open_in), OUT(fuse_open_out) },
 	[FUSE_READDIR] = { .run = fuse_readdir, IN(fuse_read_in) },
 	[FUSE_READDIRPLUS] = { .run = fuse_readdirplus, IN(fuse_read_in) },
@@ -214,7 +216,13 @@ static int run(struct fuse_req *req, const struct fuse_op *op)
 		return -EINVAL;
 	if (op->modifies && req->srv->readonly)
 		return -EROFS;
-	return op->run(req);
+	int result = op->run(req);
+	/* Window pages a file lost to a shrink must be its own again before
+	 * the guest, told it grew, touches them. */
+	const struct fuse_dax_ops *dax = req->srv->dax;
+	if (op->grows && result >= 0 && dax)
+		dax->file_grown(dax->opaque);
+	return result;
 }
 
 size_t fuse_server_handle(struct fuse_server *srv, const struct iovec *in,

@@ -22,6 +22,8 @@ struct fuse_dax_ops {
 		   uint64_t foffset, bool writable);
 	/* Puts the window's [moffset, moffset + len) back to unmapped. */
 	int (*unmap)(void *opaque, uint64_t moffset, uint64_t len);
+	/* A request may have grown a file: called before its reply. */
+	void (*file_grown)(void *opaque);
 	uint64_t window_size;
 	void *opaque;
 };

@@ -122,8 +122,14 @@ static int fake_unmap(void *opaque, uint64_t moffset, uint64_t len)
 	return 0;
 }
 
+static void fake_file_grown(void *opaque)
+{
+	(void)opaque;
+}
+
 static const struct fuse_dax_ops fake_dax = {
-	.map = fake_map, .unmap = fake_unmap, .window_size = WINDOW_SIZE,
+	.map = fake_map, .unmap = fake_unmap, .file_grown = fake_file_grown,
+	.window_size = WINDOW_SIZE,
 };
 
 /* Sends one request and checks the reply is well formed. */

@@ -253,6 +253,33 @@ static void test_watch_follows_truncate_and_regrowth(void **state)
 	dax_window_destroy(&w);
 }
 
+/* A guest request that grew the file gives its pages back at once, not
+ * when the watch's event is read. */
+static void test_file_grown_restores_pages_at_once(void **state)
+{
+	(void)state;
+	struct dax_window w;
+	assert_int_equal(dax_window_create(&w, WINDOW), 0);
+	int fd = temp_file(2 * PAGE, 'g', O_RDWR);
+	assert_int_equal(dax_window_map(&w, 0, 2 * PAGE, fd, 0, true), 0);
+	assert_int_equal(ftruncate(fd, 0), 0);
+	assert_int_equal(dax_window_watch_events(&w), 1);
+	assert_true(w.lost_pages);
+	char page[PAGE];
+	memset(page, 'h', sizeof(page));
+	assert_int_equal(pwrite(fd, page, PAGE, 0), (ssize_t)PAGE);
+	dax_window_file_grown(&w);
+	assert_int_equal(w.base[0], 'h');
+	assert_true(w.lost_pages); /* the second page is still gone */
+	assert_int_equal(pwrite(fd, page, PAGE, (off_t)PAGE), (ssize_t)PAGE);
+	dax_window_file_grown(&w);
+	assert_int_equal(w.base[2 * PAGE - 1], 'h');
+	assert_false(w.lost_pages);
+	assert_int_equal(dax_window_watch_events(&w), 0); /* nothing left */
+	close(fd);
+	dax_window_destroy(&w);
+}
+
 /* Pages past the end when mapped are the guest's to grow into: an
  * extending write must not turn them into zero pages. */
 static void test_growth_into_a_mapping_keeps_file_pages(void **state)
@@ -304,6 +331,7 @@ int main(void)
 		cmocka_unit_test(test_records_follow_unmaps),
 		cmocka_unit_test(test_repair_after_host_truncate),
 		cmocka_unit_test(test_watch_follows_truncate_and_regrowth),
+		cmocka_unit_test(test_file_grown_restores_pages_at_once),
 		cmocka_unit_test(test_growth_into_a_mapping_keeps_file_pages),
 		cmocka_unit_test(test_write_mapping_allocates_holes),
 	};

@@ -69,6 +69,7 @@ static void init_refuses_other_protocols(void **state)
 static void init_offers_writeback_and_dax_when_configured(void **state)
 {
 	(void)state;
+	/* INIT only: no callback of the window is reached. */
 	struct fuse_dax_ops dax = { .window_size = 1 << 30 };
 	struct fuse_server_config cfg = { .cache = FUSE_CACHE_ALWAYS,
 					  .writeback = true, .dax = &dax };

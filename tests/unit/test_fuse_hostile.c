@@ -332,10 +332,18 @@ static int fake_unmap(void *opaque, uint64_t moffset, uint64_t len)
 	return moffset == 0x666000 ? -EIO : 0;
 }
 
+static int grown_calls;
+
+static void fake_file_grown(void *opaque)
+{
+	assert_ptr_equal(opaque, dax_calls);
+	grown_calls++;
+}
+
 #define WINDOW (64ull << 20)
 static const struct fuse_dax_ops fake_dax = {
-	.map = fake_map, .unmap = fake_unmap, .window_size = WINDOW,
-	.opaque = dax_calls,
+	.map = fake_map, .unmap = fake_unmap, .file_grown = fake_file_grown,
+	.window_size = WINDOW, .opaque = dax_calls,
 };
 
 static int setupmapping(struct fx *f, uint64_t fh, uint64_t foffset,
@@ -438,6 +446,29 @@ static void dax_mappings_are_checked(void **state)
 	fx_stop(&f);
 }
 
+/* Requests that can make a file longer tell the window, before the reply;
+ * reads and failed writes do not. */
+static void dax_window_hears_of_growth(void **state)
+{
+	(void)state;
+	struct fuse_server_config cfg = { .cache = FUSE_CACHE_ALWAYS, .dax = &fake_dax };
+	struct fx f;
+	uint64_t fh;
+	char buf[8];
+
+	grown_calls = 0;
+	assert_int_equal(fx_start(&f, &cfg), 0);
+	fx_write_file(&f, "f", "dax");
+	assert_int_equal(fx_open(&f, fx_lookup_id(&f, FUSE_ROOT_ID, "f"), O_RDWR, &fh), 0);
+	assert_int_equal(fx_read(&f, fh, 0, sizeof(buf), buf), 3);
+	assert_int_equal(grown_calls, 0);
+	assert_int_equal(fx_write(&f, fh, 3, "more", 4), 4);
+	assert_int_equal(grown_calls, 1);
+	assert_int_equal(fx_write(&f, 4242, 0, "x", 1), -EBADF);
+	assert_int_equal(grown_calls, 1);
+	fx_stop(&f);
+}
+
 static void dax_requests_without_a_window(void **state)
 {
 	struct fx *f = *state;
@@ -462,6 +493,7 @@ int main(void)
 		FX_TEST(tiny_reply_buffers),
 		cmocka_unit_test(read_only_share_refuses_every_change),
 		cmocka_unit_test(dax_mappings_are_checked),
+		cmocka_unit_test(dax_window_hears_of_growth),
 		FX_TEST(dax_requests_without_a_window),
 	};
 
