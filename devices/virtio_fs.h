@@ -1,6 +1,7 @@
 /* The virtio-fs device: FUSE requests taken straight from the guest's
  * virtqueues and run by the FUSE server against one host folder, with the
- * reply written straight back into guest memory. */
+ * reply written straight back into guest memory. It knows no transport:
+ * its struct virtio_dev goes to virtio-pci or virtio-mmio. */
 #ifndef FSVM_VIRTIO_FS_H
 #define FSVM_VIRTIO_FS_H
 
@@ -10,7 +11,6 @@
 #include "fs/dax_window.h"
 #include "fs/fuse_server.h"
 #include "virtio/virtio_dev.h"
-#include "virtio/virtio_pci.h"
 
 #define VIRTIO_FS_MAX_REQUEST_QUEUES 16
 #define VIRTIO_FS_QUEUE_SIZE 1024
@@ -22,16 +22,14 @@ struct virtio_fs {
 	struct virtio_fs_config config;
 	struct fuse_server *server;
 	struct dax_window dax; /* size 0: no DAX */
-	struct virtio_pci transport;
 	struct virtio_fs_worker *workers; /* one per queue while active */
 	unsigned int nr_workers;
 	int stop_fd;
 };
 
 /* Creates the device for one share, exported under tag, with a DAX
- * window of dax_size bytes (0: none), and plugs it into the PCI host. */
-int virtio_fs_create(struct virtio_fs *fs, struct vm *vm,
-		     struct pci_host *host, const char *tag,
+ * window of dax_size bytes (0: none); fs->dev is then for a transport. */
+int virtio_fs_create(struct virtio_fs *fs, const char *tag,
 		     const struct fuse_server_config *cfg,
 		     unsigned int nr_request_queues, uint64_t dax_size);
 

@@ -4,6 +4,7 @@
 #ifndef FSVM_VIRTIO_DEV_H
 #define FSVM_VIRTIO_DEV_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -14,6 +15,10 @@ struct virtio_queue {
 	struct virtq vq;
 	int kick_fd; /* readable after the guest notified this queue */
 	int call_fd; /* written to raise the queue's interrupt; -1: none */
+	/* Where the transport keeps the interrupt's cause for a driver that
+	 * reads it (virtio-mmio): bit 0, used buffer, is set before call_fd
+	 * is written. NULL: none (MSI-X). */
+	atomic_uint *int_status;
 };
 
 struct virtio_dev {

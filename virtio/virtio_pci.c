@@ -144,7 +144,7 @@ static void queue_doorbells(struct virtio_pci *vp, uint64_t base, bool assign)
 			continue;
 		int err = irq_ioeventfd(vp->vm,
 					base + BAR0_NOTIFY + q * NOTIFY_MULTIPLIER,
-					2, vp->queues[q].kick_fd, assign);
+					2, -1, vp->queues[q].kick_fd, assign);
 		if (err)
 			log_error("virtio-pci: ioeventfd for queue %u: %s", q,
 				  strerror(-err));
@@ -159,9 +159,9 @@ static void virtio_pci_reset(struct virtio_pci *vp)
 		vp->active = false;
 	}
 	for (unsigned int q = 0; q < vp->dev->num_queues; q++) {
-		vp->qcfg[q] = (struct virtio_pci_queue_cfg){
-			.size = vp->dev->queue_max_size,
-			.vector = VIRTIO_MSI_NO_VECTOR};
+		vp->qcfg[q] = (struct virtio_queue_cfg){
+			.size = vp->dev->queue_max_size};
+		vp->qvector[q] = VIRTIO_MSI_NO_VECTOR;
 		uint64_t drain;
 		while (read(vp->queues[q].kick_fd, &drain, sizeof(drain)) > 0)
 			;
@@ -174,68 +174,35 @@ static void virtio_pci_reset(struct virtio_pci *vp)
 	vp->status = 0;
 }
 
-/* DRIVER_OK: map the rings, wire doorbells and interrupts, start the
- * device. Any failure leaves the device in DEVICE_NEEDS_RESET. */
+/* DRIVER_OK: interrupts by vector, the device started on its rings, then
+ * doorbells (until then they exit and are forwarded). Any failure leaves
+ * the device in DEVICE_NEEDS_RESET. */
 static void virtio_pci_activate(struct virtio_pci *vp)
 {
-	const struct virtio_dev *dev = vp->dev;
-	bool event_idx = vp->driver_features & (1ULL << VIRTIO_RING_F_EVENT_IDX);
-	bool indirect = vp->driver_features &
-			(1ULL << VIRTIO_RING_F_INDIRECT_DESC);
-
-	for (unsigned int q = 0; q < dev->num_queues; q++) {
-		struct virtio_pci_queue_cfg *c = &vp->qcfg[q];
-		struct virtio_queue *vq = &vp->queues[q];
-		vq->call_fd = -1;
-		if (!c->enabled)
-			continue;
-		int err = virtq_init(&vq->vq, &vp->vm->mem, c->size, c->desc,
-				     c->avail, c->used, event_idx, indirect);
-		if (err) {
-			log_error("virtio-pci: queue %u has bad rings: %s", q,
-				  strerror(-err));
-			vp->status |= VIRTIO_CONFIG_S_NEEDS_RESET;
-			return;
-		}
-		if (c->vector < vp->nr_vectors)
-			vq->call_fd = vp->vector_fd[c->vector];
-	}
-	queue_doorbells(vp, bar0_addr(vp), true);
-	int err = dev->activate(dev->opaque, vp->queues, dev->num_queues,
-				vp->driver_features);
-	if (err) {
-		log_error("virtio-pci: device %u failed to start: %s",
-			  dev->device_id, strerror(-err));
-		queue_doorbells(vp, bar0_addr(vp), false);
-		vp->status |= VIRTIO_CONFIG_S_NEEDS_RESET;
-		return;
-	}
-	vp->active = true;
+	for (unsigned int q = 0; q < vp->dev->num_queues; q++)
+		vp->queues[q].call_fd =
+			vp->qcfg[q].enabled && vp->qvector[q] < vp->nr_vectors
+				? vp->vector_fd[vp->qvector[q]]
+				: -1;
+	vp->active = virtio_device_start(vp->dev, &vp->vm->mem, vp->qcfg,
+					 vp->queues, vp->driver_features,
+					 &vp->status, "virtio-pci");
+	if (vp->active)
+		queue_doorbells(vp, bar0_addr(vp), true);
 }
 
 static void virtio_pci_set_status(struct virtio_pci *vp, uint8_t status)
 {
-	if (status == 0) {
+	if (status == 0)
 		virtio_pci_reset(vp);
-		return;
-	}
-	if ((status & VIRTIO_CONFIG_S_FEATURES_OK) &&
-	    !(vp->status & VIRTIO_CONFIG_S_FEATURES_OK)) {
-		/* Refuse features we did not offer, and legacy drivers. */
-		if ((vp->driver_features & ~vp->dev->features) ||
-		    !(vp->driver_features & (1ULL << VIRTIO_F_VERSION_1)))
-			status &= (uint8_t)~VIRTIO_CONFIG_S_FEATURES_OK;
-	}
-	bool to_ok = (status & VIRTIO_CONFIG_S_DRIVER_OK) &&
-		     !(vp->status & VIRTIO_CONFIG_S_DRIVER_OK);
-	vp->status = status | (vp->status & VIRTIO_CONFIG_S_NEEDS_RESET);
-	if (to_ok && (status & VIRTIO_CONFIG_S_FEATURES_OK))
+	else if (virtio_status_write(vp->dev, &vp->status, status,
+				     vp->driver_features))
 		virtio_pci_activate(vp);
 }
 
 /* --- the common configuration structure. */
 
-static struct virtio_pci_queue_cfg *selected_queue(struct virtio_pci *vp)
+static struct virtio_queue_cfg *selected_queue(struct virtio_pci *vp)
 {
 	return vp->queue_select < vp->dev->num_queues
 		       ? &vp->qcfg[vp->queue_select]
@@ -246,25 +213,21 @@ static void common_read(struct virtio_pci *vp, uint64_t off, uint8_t *data,
 			unsigned int size)
 {
 	struct virtio_pci_common_cfg c = {0};
-	uint64_t feats = vp->dev->features;
 	c.device_feature_select = vp->device_feature_select;
-	c.device_feature = vp->device_feature_select < 2
-				   ? (uint32_t)(feats >> (32 * vp->device_feature_select))
-				   : 0;
+	c.device_feature = virtio_feature_word(vp->dev->features,
+					       vp->device_feature_select);
 	c.guest_feature_select = vp->driver_feature_select;
-	c.guest_feature = vp->driver_feature_select < 2
-				  ? (uint32_t)(vp->driver_features >>
-					       (32 * vp->driver_feature_select))
-				  : 0;
+	c.guest_feature = virtio_feature_word(vp->driver_features,
+					      vp->driver_feature_select);
 	c.msix_config = vp->config_vector;
 	c.num_queues = vp->dev->num_queues;
 	c.device_status = vp->status;
 	c.config_generation = vp->config_generation;
 	c.queue_select = vp->queue_select;
-	const struct virtio_pci_queue_cfg *q = selected_queue(vp);
+	const struct virtio_queue_cfg *q = selected_queue(vp);
 	if (q) {
 		c.queue_size = q->size;
-		c.queue_msix_vector = q->vector;
+		c.queue_msix_vector = vp->qvector[vp->queue_select];
 		c.queue_enable = q->enabled;
 		c.queue_notify_off = vp->queue_select;
 		c.queue_desc_lo = (uint32_t)q->desc;
@@ -281,20 +244,12 @@ static void common_read(struct virtio_pci *vp, uint64_t off, uint8_t *data,
 	memcpy(data, (uint8_t *)&c + off, size);
 }
 
-static void set_half(uint64_t *v, bool high, uint32_t half)
-{
-	if (high)
-		*v = (*v & 0xffffffffULL) | ((uint64_t)half << 32);
-	else
-		*v = (*v & ~0xffffffffULL) | half;
-}
-
 static void common_write(struct virtio_pci *vp, uint64_t off,
 			 const uint8_t *data, unsigned int size)
 {
 	uint32_t v = 0;
 	memcpy(&v, data, size < 4 ? size : 4);
-	struct virtio_pci_queue_cfg *q = selected_queue(vp);
+	struct virtio_queue_cfg *q = selected_queue(vp);
 	/* Ring layout may change only while the queue is disabled. */
 	bool q_writable = q && !q->enabled && !vp->active;
 
@@ -306,14 +261,9 @@ static void common_write(struct virtio_pci *vp, uint64_t off,
 		vp->driver_feature_select = v;
 		break;
 	case offsetof(struct virtio_pci_common_cfg, guest_feature):
-		if (vp->driver_feature_select < 2 &&
-		    !(vp->status & VIRTIO_CONFIG_S_FEATURES_OK)) {
-			uint64_t mask = 0xffffffffULL
-					<< (32 * vp->driver_feature_select);
-			vp->driver_features =
-				(vp->driver_features & ~mask) |
-				((uint64_t)v << (32 * vp->driver_feature_select));
-		}
+		if (!(vp->status & VIRTIO_CONFIG_S_FEATURES_OK))
+			virtio_set_feature_word(&vp->driver_features,
+						vp->driver_feature_select, v);
 		break;
 	case offsetof(struct virtio_pci_common_cfg, msix_config):
 		vp->config_vector = (uint16_t)v;
@@ -325,16 +275,15 @@ static void common_write(struct virtio_pci *vp, uint64_t off,
 		vp->queue_select = (uint16_t)v;
 		break;
 	case offsetof(struct virtio_pci_common_cfg, queue_size):
-		/* Power-of-two sizes up to the maximum (split rings). */
-		if (q_writable && v && v <= vp->dev->queue_max_size &&
-		    !(v & (v - 1)))
+		if (q_writable && virtio_queue_size_ok(vp->dev, v))
 			q->size = (uint16_t)v;
 		break;
 	case offsetof(struct virtio_pci_common_cfg, queue_msix_vector):
 		if (q && !vp->active)
-			q->vector = (uint16_t)v < vp->nr_vectors
-					    ? (uint16_t)v
-					    : VIRTIO_MSI_NO_VECTOR;
+			vp->qvector[vp->queue_select] =
+				(uint16_t)v < vp->nr_vectors
+					? (uint16_t)v
+					: VIRTIO_MSI_NO_VECTOR;
 		break;
 	case offsetof(struct virtio_pci_common_cfg, queue_enable):
 		if (q_writable && v == 1)
@@ -343,17 +292,17 @@ static void common_write(struct virtio_pci *vp, uint64_t off,
 	case offsetof(struct virtio_pci_common_cfg, queue_desc_lo):
 	case offsetof(struct virtio_pci_common_cfg, queue_desc_hi):
 		if (q_writable)
-			set_half(&q->desc, off % 8, v);
+			virtio_set_half(&q->desc, off % 8, v);
 		break;
 	case offsetof(struct virtio_pci_common_cfg, queue_avail_lo):
 	case offsetof(struct virtio_pci_common_cfg, queue_avail_hi):
 		if (q_writable)
-			set_half(&q->avail, off % 8, v);
+			virtio_set_half(&q->avail, off % 8, v);
 		break;
 	case offsetof(struct virtio_pci_common_cfg, queue_used_lo):
 	case offsetof(struct virtio_pci_common_cfg, queue_used_hi):
 		if (q_writable)
-			set_half(&q->used, off % 8, v);
+			virtio_set_half(&q->used, off % 8, v);
 		break;
 	default:
 		break; /* read-only or unknown: ignored */
@@ -365,7 +314,7 @@ static void notify_write(struct virtio_pci *vp, uint64_t off)
 {
 	uint64_t q = off / NOTIFY_MULTIPLIER;
 	uint64_t one = 1;
-	if (q < vp->dev->num_queues &&
+	if (q < vp->dev->num_queues && vp->qcfg[q].enabled &&
 	    write(vp->queues[q].kick_fd, &one, sizeof(one)) < 0)
 		log_error("virtio-pci: kick queue %llu: %s",
 			  (unsigned long long)q, strerror(errno));

@@ -10,17 +10,11 @@
 #include "devices/pci.h"
 #include "devices/pci_host.h"
 #include "virtio/virtio_dev.h"
+#include "virtio/virtio_transport.h"
 #include "vmm/vm.h"
 
 #define VIRTIO_PCI_MAX_QUEUES 64
 #define VIRTIO_PCI_MAX_VECTORS (VIRTIO_PCI_MAX_QUEUES + 1)
-
-struct virtio_pci_queue_cfg {
-	uint16_t size;
-	uint16_t vector;
-	bool enabled;
-	uint64_t desc, avail, used;
-};
 
 struct msix_entry {
 	uint32_t addr_lo, addr_hi, data, ctrl;
@@ -40,7 +34,8 @@ struct virtio_pci {
 	uint8_t config_generation;
 	uint16_t queue_select;
 	uint8_t isr;
-	struct virtio_pci_queue_cfg qcfg[VIRTIO_PCI_MAX_QUEUES];
+	struct virtio_queue_cfg qcfg[VIRTIO_PCI_MAX_QUEUES];
+	uint16_t qvector[VIRTIO_PCI_MAX_QUEUES]; /* MSI-X vector per queue */
 	struct virtio_queue queues[VIRTIO_PCI_MAX_QUEUES];
 	bool active;  /* DRIVER_OK seen and the device activated */
 

@@ -8,6 +8,8 @@ void virtio_queue_interrupt(struct virtio_queue *q)
 {
 	if (q->call_fd < 0 || !virtq_should_interrupt(&q->vq))
 		return;
+	if (q->int_status)
+		atomic_fetch_or(q->int_status, 1u);
 	uint64_t one = 1;
 	/* EAGAIN means the counter is saturated: the interrupt is pending. */
 	if (write(q->call_fd, &one, sizeof(one)) < 0)

@@ -32,6 +32,8 @@ const char cli_usage[] =
 	"  --cache MODE       guest caching of shared files: none, auto (default), always\n"
 	"  --dax SIZE         DAX window per share, a power of two from 128M (default:\n"
 	"                     twice the RAM, at most 8G); 0 turns DAX off\n"
+	"  --transport T      virtio transport of the shares: pci (default) or mmio\n"
+	"                     (virtio-mmio devices described by ACPI tables)\n"
 	"  --timeout SECONDS  stop the guest after this long and exit 124\n"
 	"  -v, --verbose      report boot progress and timings on stderr\n"
 	"  --setup-only       build the VM, report the set-up time, do not run it\n"
@@ -89,7 +91,7 @@ static int cli_error(char *err, size_t errlen, const char *fmt,
 
 enum { OPT_KERNEL = 256, OPT_INITRD, OPT_CPUS, OPT_MEM, OPT_CMDLINE,
        OPT_TIMEOUT, OPT_SETUP_ONLY, OPT_ROOT, OPT_RW_ROOT, OPT_SHARE,
-       OPT_CACHE, OPT_DAX };
+       OPT_CACHE, OPT_DAX, OPT_TRANSPORT };
 
 static const struct option run_options[] = {
 	{"kernel", required_argument, NULL, OPT_KERNEL},
@@ -103,6 +105,7 @@ static const struct option run_options[] = {
 	{"share", required_argument, NULL, OPT_SHARE},
 	{"cache", required_argument, NULL, OPT_CACHE},
 	{"dax", required_argument, NULL, OPT_DAX},
+	{"transport", required_argument, NULL, OPT_TRANSPORT},
 	{"verbose", no_argument, NULL, 'v'},
 	{"setup-only", no_argument, NULL, OPT_SETUP_ONLY},
 	{"help", no_argument, NULL, 'h'},
@@ -159,6 +162,16 @@ static int parse_run_option(int opt, char *arg, struct fsvm_config *cfg,
 		cfg->dax = (int64_t)size;
 		return 0;
 	}
+	case OPT_TRANSPORT:
+		if (!strcmp(arg, "pci"))
+			cfg->transport = CLI_TRANSPORT_PCI;
+		else if (!strcmp(arg, "mmio"))
+			cfg->transport = CLI_TRANSPORT_MMIO;
+		else
+			return cli_error(err, errlen,
+					 "--transport: '%s' is not pci or mmio",
+					 arg);
+		return 0;
 	case OPT_CACHE:
 		if (strcmp(arg, "none") && strcmp(arg, "auto") &&
 		    strcmp(arg, "always"))

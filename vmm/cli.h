@@ -17,6 +17,9 @@
 
 enum cli_command { CLI_RUN, CLI_HELP, CLI_VERSION };
 
+/* How the guest reaches the virtio-fs devices. */
+enum cli_transport { CLI_TRANSPORT_PCI, CLI_TRANSPORT_MMIO };
+
 /* A host folder given to the guest with --share HOST[:GUEST][:ro|rw]. */
 struct cli_share {
 	const char *host;
@@ -33,6 +36,7 @@ struct fsvm_config {
 	bool rw_root;             /* write through to it, no overlay */
 	const char *cache;        /* none, auto or always */
 	int64_t dax;              /* DAX window per share; -1: default, 0: off */
+	enum cli_transport transport;
 	struct cli_share shares[CLI_MAX_SHARES];
 	unsigned int nr_shares;
 	unsigned int cpus;

@@ -100,10 +100,14 @@ int irq_irqfd(struct vm *vm, int fd, int gsi, bool assign)
 	return ioctl(vm->vm_fd, KVM_IRQFD, &irqfd) < 0 ? -errno : 0;
 }
 
-int irq_ioeventfd(struct vm *vm, uint64_t addr, unsigned int len, int fd,
-		  bool assign)
+int irq_ioeventfd(struct vm *vm, uint64_t addr, unsigned int len,
+		  int64_t match, int fd, bool assign)
 {
 	struct kvm_ioeventfd ev = {.addr = addr, .len = len, .fd = fd,
 				   .flags = assign ? 0 : KVM_IOEVENTFD_FLAG_DEASSIGN};
+	if (match >= 0) {
+		ev.datamatch = (uint64_t)match;
+		ev.flags |= KVM_IOEVENTFD_FLAG_DATAMATCH;
+	}
 	return ioctl(vm->vm_fd, KVM_IOEVENTFD, &ev) < 0 ? -errno : 0;
 }

@@ -17,8 +17,10 @@ int irq_alloc_msi_gsi(struct vm *vm);
 int irq_set_msi_route(struct vm *vm, int gsi, uint64_t addr, uint32_t data);
 /* Connects (or disconnects) an eventfd to raise gsi when written. */
 int irq_irqfd(struct vm *vm, int fd, int gsi, bool assign);
-/* Makes a len-byte guest write at MMIO addr signal fd instead of exiting. */
-int irq_ioeventfd(struct vm *vm, uint64_t addr, unsigned int len, int fd,
-		  bool assign);
+/* Makes a len-byte guest write at MMIO addr signal fd instead of exiting:
+ * any value when match is negative, else only that value (one doorbell
+ * register for several queues). Deassigning takes the same match. */
+int irq_ioeventfd(struct vm *vm, uint64_t addr, unsigned int len,
+		  int64_t match, int fd, bool assign);
 
 #endif

@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "vmm/fw_table.h"
+
 /* The MP spec's structures: not part of any UAPI header. */
 struct mpf_floating {
 	char signature[4];
@@ -62,14 +64,6 @@ enum { MP_INT = 0, MP_NMI = 1, MP_EXTINT = 3 };
 #define ISA_BUS_ID 0
 #define ISA_IRQS 16
 #define ALL_LAPICS 0xff
-
-static uint8_t checksum(const void *p, size_t len)
-{
-	uint8_t sum = 0;
-	for (size_t i = 0; i < len; i++)
-		sum += ((const uint8_t *)p)[i];
-	return (uint8_t)-sum;
-}
 
 int mptable_write(const struct guest_mem *mem, unsigned int nr_cpus)
 {
@@ -135,12 +129,12 @@ int mptable_write(const struct guest_mem *mem, unsigned int nr_cpus)
 	memcpy(hdr->product, "FSVM MPTABLE", 12);
 	hdr->entry_count = (uint16_t)entries;
 	hdr->lapic_addr = LAPIC_ADDR;
-	hdr->checksum = checksum(table, table_len);
+	hdr->checksum = fw_table_checksum(table, table_len);
 
 	memcpy(mpf->signature, "_MP_", 4);
 	mpf->physptr = MPTABLE_ADDR + sizeof(*mpf);
 	mpf->length = 1;
 	mpf->spec_rev = 4;
-	mpf->checksum = checksum(mpf, sizeof(*mpf));
+	mpf->checksum = fw_table_checksum(mpf, sizeof(*mpf));
 	return (int)total;
 }

@@ -24,6 +24,9 @@
 #include "devices/rtc.h"
 #include "devices/virtio_fs.h"
 #include "guest/protocol.h"
+#include "virtio/virtio_mmio.h"
+#include "virtio/virtio_pci.h"
+#include "vmm/acpi.h"
 #include "vmm/boot.h"
 #include "vmm/console.h"
 #include "vmm/event_loop.h"
@@ -35,8 +38,18 @@
 #include "vmm/vcpu.h"
 
 #define BASE_CMDLINE                                                           \
-	"console=ttyS1 8250.nr_uarts=2 reboot=k panic=-1 acpi=off pci=noearly "             \
+	"console=ttyS1 8250.nr_uarts=2 reboot=k panic=-1 pci=noearly "                     \
 	"i8042.noaux i8042.nomux i8042.nopnp i8042.dumbkbd"
+
+/* virtio-mmio register pages, one per share, between the I/O APIC
+ * (0xfec00000) and the local APIC (0xfee00000), clear of RAM and of the PCI
+ * window below the I/O APIC; nothing else lives there (no HPET). */
+#define VIRTIO_MMIO_BASE 0xfed00000ULL
+
+/* ISA IRQs no device uses (the UARTs have 3 and 4, the PIT 0, the i8042 1,
+ * the RTC 8, the ACPI SCI 9), each on the I/O APIC pin of the same number.
+ * Past seven shares they are shared, which the Linux driver allows. */
+static const unsigned int mmio_irqs[] = {5, 6, 7, 10, 11, 14, 15};
 
 struct run {
 	const struct fsvm_config *cfg;
@@ -46,8 +59,13 @@ struct run {
 	struct i8042 kbc;
 	struct rtc rtc;
 	struct pci_host pci;
+	struct acpi_pm acpi_pm;
 	/* The root share first, then each --share. */
 	struct virtio_fs shares[1 + CLI_MAX_SHARES];
+	union {
+		struct virtio_pci pci;
+		struct virtio_mmio mmio;
+	} transports[1 + CLI_MAX_SHARES]; /* as --transport says */
 	unsigned int nr_shares;
 	char share_host[1 + CLI_MAX_SHARES][PATH_MAX];
 	char share_tag[1 + CLI_MAX_SHARES][16];
@@ -180,21 +198,36 @@ static int load_initrd(struct run *r)
 	return err ? setup_error(path, "cannot read the initrd", err) : 0;
 }
 
+/* virtio-mmio devices cannot be probed: ACPI describes them. */
+static int write_acpi(struct run *r)
+{
+	struct acpi_mmio_dev devs[1 + CLI_MAX_SHARES];
+	for (unsigned int i = 0; i < r->nr_shares; i++)
+		devs[i] = (struct acpi_mmio_dev){
+			.base = r->transports[i].mmio.base,
+			.size = VIRTIO_MMIO_SIZE,
+			.irq = r->transports[i].mmio.irq};
+	return acpi_write(&r->vm.mem, r->cfg->cpus, devs, r->nr_shares);
+}
+
 static int setup_boot(struct run *r)
 {
 	if (load_kernel(r) || load_initrd(r))
 		return -1;
 
+	bool mmio = r->cfg->transport == CLI_TRANSPORT_MMIO;
 	char cmdline[BOOT_CMDLINE_MAX];
-	snprintf(cmdline, sizeof(cmdline), "%s%s%s%s", BASE_CMDLINE,
-		 r->cfg->verbose ? "" : " quiet", r->cfg->cmdline ? " " : "",
+	snprintf(cmdline, sizeof(cmdline), "%s%s%s%s%s", BASE_CMDLINE,
+		 mmio ? "" : " acpi=off", r->cfg->verbose ? "" : " quiet",
+		 r->cfg->cmdline ? " " : "",
 		 r->cfg->cmdline ? r->cfg->cmdline : "");
 	const char *why = NULL;
 	if (boot_set_cmdline(&r->vm.mem, &r->ki, cmdline, &r->zp, &why))
 		return setup_error("--cmdline", why, 0);
 	boot_set_e820(&r->vm.mem, &r->zp);
 	if (boot_write_tables(&r->vm.mem, &r->zp) < 0 ||
-	    mptable_write(&r->vm.mem, r->cfg->cpus) < 0)
+	    mptable_write(&r->vm.mem, r->cfg->cpus) < 0 ||
+	    (mmio && write_acpi(r) < 0))
 		return setup_error("boot", "guest RAM too small for boot tables",
 				   0);
 	return 0;
@@ -243,6 +276,9 @@ static int setup_devices(struct run *r)
 	if (!err)
 		err = io_bus_register(&vm->pio, RTC_PORT, RTC_NR_PORTS, rtc_io,
 				      &r->rtc);
+	if (!err && r->cfg->transport == CLI_TRANSPORT_MMIO)
+		err = io_bus_register(&vm->pio, ACPI_PM_PORT, ACPI_PM_LEN,
+				      acpi_pm_io, &r->acpi_pm);
 	return err ? setup_error("devices", "cannot register", err) : 0;
 }
 
@@ -274,6 +310,27 @@ static enum fuse_cache_mode cache_mode(const char *name)
 	return strcmp(name, "always") ? FUSE_CACHE_AUTO : FUSE_CACHE_ALWAYS;
 }
 
+/* Puts share i's device on the chosen transport. A virtio-mmio device's
+ * DAX window takes guest-physical space above RAM from the same allocator
+ * as 64-bit PCI BARs, so the two can never overlap. */
+static int add_transport(struct run *r, unsigned int i)
+{
+	const struct virtio_dev *dev = &r->shares[i].dev;
+	if (r->cfg->transport == CLI_TRANSPORT_PCI)
+		return virtio_pci_init(&r->transports[i].pci, &r->vm, &r->pci,
+				       dev);
+	struct virtio_mmio *m = &r->transports[i].mmio;
+	uint64_t shm = dev->shm_size ? pci_host_alloc_mmio64(&r->pci,
+							      dev->shm_size)
+				     : 0;
+	int err = virtio_mmio_init(m, &r->vm, dev,
+				   VIRTIO_MMIO_BASE + i * VIRTIO_MMIO_SIZE,
+				   mmio_irqs[i % (sizeof(mmio_irqs) /
+						  sizeof(mmio_irqs[0]))],
+				   shm);
+	return err ? err : virtio_mmio_plug(m);
+}
+
 /* One virtio-fs device per share: the root first (tag "root"). */
 static int add_share(struct run *r, const char *what, const char *host,
 		     const char *guest, const char *mode)
@@ -301,8 +358,10 @@ static int add_share(struct run *r, const char *what, const char *host,
 		.writeback = cache_mode(r->cfg->cache) != FUSE_CACHE_NONE &&
 			     !r->dax_size,
 	};
-	int err = virtio_fs_create(&r->shares[i], &r->vm, &r->pci,
-				   r->share_tag[i], &fcfg, 1, r->dax_size);
+	int err = virtio_fs_create(&r->shares[i], r->share_tag[i], &fcfg, 1,
+				   r->dax_size);
+	if (!err)
+		err = add_transport(r, i);
 	if (err)
 		return setup_error(what, "cannot create the virtio-fs device",
 				   err);

@@ -32,6 +32,7 @@ expect_error "initrd too large" "initrd too large for guest RAM" run --mem 128M 
 expect_error "missing root" "--root: /nonexistent" run --root /nonexistent -- true
 expect_error "bad share" "--share: ':/x'" run --share :/x -- true
 expect_error "bad cache" "--cache: 'sometimes'" run --cache sometimes -- true
+expect_error "bad transport" "--transport: 'usb' is not pci or mmio" run --transport usb -- true
 
 # No /dev/kvm at all (hidden in a private mount namespace).
 if command -v unshare >/dev/null; then

@@ -121,6 +121,7 @@ static void test_run_defaults(void **state)
 	assert_string_equal(c->root, "/");
 	assert_false(c->rw_root);
 	assert_string_equal(c->cache, "auto");
+	assert_int_equal(c->transport, CLI_TRANSPORT_PCI);
 	assert_int_equal(c->nr_shares, 0);
 	assert_true(c->timeout == 0);
 	assert_false(c->verbose);
@@ -137,7 +138,7 @@ static void test_run_every_option(void **state)
 				 "--cmdline", "quiet x=\"1 2\"", "--timeout",
 				 "2.5", "-v", "--setup-only", "--root", "/srv",
 				 "--rw-root", "--cache", "always", "--share", "/data",
-				 "true");
+				 "--transport", "mmio", "true");
 	expect_ok(p);
 	const struct fsvm_config *c = &p->cfg;
 	assert_string_equal(c->kernel, "/k/bzImage");
@@ -151,6 +152,7 @@ static void test_run_every_option(void **state)
 	assert_string_equal(c->root, "/srv");
 	assert_true(c->rw_root);
 	assert_string_equal(c->cache, "always");
+	assert_int_equal(c->transport, CLI_TRANSPORT_MMIO);
 	assert_int_equal(c->nr_shares, 1);
 	assert_string_equal(c->shares[0].host, "/data");
 	assert_int_equal(c->guest_argc, 1);
@@ -164,7 +166,7 @@ static void test_run_options_with_equals(void **state)
 	(void)state;
 	struct parsed *p = parse("run", "--cpus=3", "--mem=1024M",
 				 "--timeout=10", "--verbose", "--cache=none",
-				 "--kernel=/bz");
+				 "--kernel=/bz", "--transport=pci");
 	expect_ok(p);
 	assert_int_equal(p->cfg.cpus, 3);
 	assert_int_equal(p->cfg.mem, GIB);
@@ -172,6 +174,7 @@ static void test_run_options_with_equals(void **state)
 	assert_true(p->cfg.verbose);
 	assert_string_equal(p->cfg.cache, "none");
 	assert_string_equal(p->cfg.kernel, "/bz");
+	assert_int_equal(p->cfg.transport, CLI_TRANSPORT_PCI);
 	done(p);
 }
 
@@ -338,13 +341,22 @@ static void test_good_timeout(void **state)
 	expect_timeout("1e3", 1000);
 }
 
-static void test_bad_cache(void **state)
+/* Options that take one of a few words. */
+static void test_bad_choices(void **state)
 {
 	(void)state;
-	const char *bad[] = {"", "sometimes", "NONE", "auto "};
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		expect_bad_value("--cache", bad[i],
-				 "--cache: '%s' is not none, auto or always");
+	static const struct {
+		const char *option, *fmt, *bad[4];
+	} cases[] = {
+		{"--cache", "--cache: '%s' is not none, auto or always",
+		 {"", "sometimes", "NONE", "auto "}},
+		{"--transport", "--transport: '%s' is not pci or mmio",
+		 {"", "PCI", "virtio-mmio", "mmio "}},
+	};
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
+		for (size_t i = 0; i < 4; i++)
+			expect_bad_value(cases[c].option, cases[c].bad[i],
+					 cases[c].fmt);
 }
 
 static void test_unknown_option(void **state)
@@ -363,7 +375,7 @@ static void test_missing_value(void **state)
 	(void)state;
 	const char *opts[] = {"--kernel", "--initrd", "--cpus", "--mem",
 			      "--cmdline", "--timeout", "--root", "--share",
-			      "--cache"};
+			      "--cache", "--transport"};
 	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
 		char msg[64];
 		snprintf(msg, sizeof(msg), "option '%s' needs a value", opts[i]);
@@ -603,7 +615,7 @@ int main(void)
 		cmocka_unit_test(test_bad_timeout),
 		cmocka_unit_test(test_good_timeout),
 		cmocka_unit_test(test_unrepresentable_timeout_rejected),
-		cmocka_unit_test(test_bad_cache),
+		cmocka_unit_test(test_bad_choices),
 		cmocka_unit_test(test_unknown_option),
 		cmocka_unit_test(test_missing_value),
 		cmocka_unit_test(test_value_for_flag_not_reported_as_missing),
