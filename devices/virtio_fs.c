@@ -31,10 +31,20 @@ static bool virtio_fs_drain(struct virtio_fs_worker *w)
 		virtq_set_notification(&q->vq, false);
 		int got;
 		while ((got = virtq_pop(&q->vq, &w->chain)) > 0) {
-			size_t len = fuse_server_handle(
-				w->fs->server, w->chain.readable,
-				w->chain.nr_readable, w->chain.writable,
-				w->chain.nr_writable);
+			const struct virtq_chain *c = &w->chain;
+			size_t len =
+				c->unreachable
+					? fuse_server_fail(w->fs->server,
+							   c->readable,
+							   c->nr_readable,
+							   c->writable,
+							   c->nr_writable,
+							   -EFAULT)
+					: fuse_server_handle(w->fs->server,
+							     c->readable,
+							     c->nr_readable,
+							     c->writable,
+							     c->nr_writable);
 			virtq_push(&q->vq, w->chain.head, (uint32_t)len);
 			virtio_queue_interrupt(q);
 		}

@@ -225,8 +225,9 @@ static int run(struct fuse_req *req, const struct fuse_op *op)
 	return result;
 }
 
-size_t fuse_server_handle(struct fuse_server *srv, const struct iovec *in,
-			  int in_cnt, const struct iovec *out, int out_cnt)
+/* Runs a request, or only answers it with fail when that is not 0. */
+static size_t handle(struct fuse_server *srv, const struct iovec *in,
+		     int in_cnt, const struct iovec *out, int out_cnt, int fail)
 {
 	_Alignas(8) unsigned char args[FUSE_ARGS_COPY_MAX];
 	struct fuse_req req = { .srv = srv, .in = in, .in_cnt = in_cnt,
@@ -238,7 +239,8 @@ size_t fuse_server_handle(struct fuse_server *srv, const struct iovec *in,
 		atomic_fetch_add_explicit(&srv->op_counts[req.hdr.opcode], 1,
 					  memory_order_relaxed);
 	if (op && op->no_reply) {
-		run(&req, op);
+		if (!fail)
+			run(&req, op);
 		return 0;
 	}
 	size_t out_len = iov_length(out, out_cnt);
@@ -249,7 +251,7 @@ size_t fuse_server_handle(struct fuse_server *srv, const struct iovec *in,
 		return 0;
 	req.out_room = out_len - sizeof(struct fuse_out_header);
 	if (result == 0)
-		result = op ? run(&req, op) : -ENOSYS;
+		result = fail ? fail : op ? run(&req, op) : -ENOSYS;
 
 	struct fuse_out_header oh = {
 		.len = sizeof(oh) + (result > 0 ? (uint32_t)result : 0),
@@ -258,6 +260,19 @@ size_t fuse_server_handle(struct fuse_server *srv, const struct iovec *in,
 	};
 	iov_copy_to(out, out_cnt, 0, &oh, sizeof(oh));
 	return oh.len;
+}
+
+size_t fuse_server_handle(struct fuse_server *srv, const struct iovec *in,
+			  int in_cnt, const struct iovec *out, int out_cnt)
+{
+	return handle(srv, in, in_cnt, out, out_cnt, 0);
+}
+
+size_t fuse_server_fail(struct fuse_server *srv, const struct iovec *in,
+			int in_cnt, const struct iovec *out, int out_cnt,
+			int err)
+{
+	return handle(srv, in, in_cnt, out, out_cnt, err);
 }
 
 uint64_t fuse_server_count(struct fuse_server *srv, uint32_t opcode)

@@ -53,6 +53,13 @@ void fuse_server_destroy(struct fuse_server *srv);
 size_t fuse_server_handle(struct fuse_server *srv, const struct iovec *in,
 			  int in_cnt, const struct iovec *out, int out_cnt);
 
+/* Answers a request that cannot be run (a buffer out of reach) with err,
+ * as fuse_server_handle would answer it: the reply's length, 0 for a
+ * request that takes none. */
+size_t fuse_server_fail(struct fuse_server *srv, const struct iovec *in,
+			int in_cnt, const struct iovec *out, int out_cnt,
+			int err);
+
 /* How many requests with this opcode the server has run. */
 uint64_t fuse_server_count(struct fuse_server *srv, uint32_t opcode);
 

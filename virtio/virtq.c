@@ -65,8 +65,10 @@ static int chain_add(struct virtq_chain *c, const struct guest_mem *mem,
 	if (*n == VIRTQ_MAX_SEGS)
 		return -E2BIG;
 	void *p = guest_ptr(mem, addr, len);
-	if (!p)
-		return -EFAULT;
+	if (!p) {
+		c->unreachable = true;
+		return 0;
+	}
 	struct iovec *iov = writable ? c->writable : c->readable;
 	iov[(*n)++] = (struct iovec){.iov_base = p, .iov_len = len};
 	return 0;
@@ -119,6 +121,7 @@ int virtq_pop(struct virtq *q, struct virtq_chain *c)
 
 	c->head = head;
 	c->nr_readable = c->nr_writable = 0;
+	c->unreachable = false;
 	uint16_t i = head;
 	for (unsigned int steps = 0;; steps++) {
 		if (steps >= q->size)

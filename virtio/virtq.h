@@ -34,6 +34,10 @@ struct virtq {
 /* One descriptor chain: device-readable buffers first, then writable. */
 struct virtq_chain {
 	uint16_t head;
+	/* A buffer lay outside guest RAM and is left out: the request can only
+	 * be failed. The guest's own direct I/O does that with a buffer in a
+	 * DAX window (a mapped file's page), so it must not break the queue. */
+	bool unreachable;
 	int nr_readable;
 	int nr_writable;
 	struct iovec readable[VIRTQ_MAX_SEGS];
@@ -47,7 +51,8 @@ int virtq_init(struct virtq *q, const struct guest_mem *mem, uint16_t size,
 
 /* Takes the next available chain. Returns 1 with *chain filled, 0 when the
  * ring is empty, or a negative errno for a malformed ring or chain (the
- * device must then stop using the queue). */
+ * device must then stop using the queue). A buffer outside guest RAM is
+ * not malformed: see virtq_chain.unreachable. */
 int virtq_pop(struct virtq *q, struct virtq_chain *chain);
 
 /* Returns a chain to the guest with len bytes written into it. */

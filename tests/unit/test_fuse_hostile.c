@@ -469,6 +469,40 @@ static void dax_window_hears_of_growth(void **state)
 	fx_stop(&f);
 }
 
+/* A request with a buffer out of reach is answered with the error and not
+ * run: a MKDIR makes nothing; a FORGET gets no answer and forgets nothing. */
+static void unreachable_requests_are_failed_not_run(void **state)
+{
+	struct fx *f = *state;
+	struct fuse_mkdir_in in = { .mode = 0755 };
+	struct iovec iov_in = { fx_in, 0 }, iov_out = { fx_out, sizeof(fx_out) };
+
+	req_begin(FUSE_MKDIR, FUSE_ROOT_ID);
+	req_add(&in, sizeof(in));
+	req_str("never");
+	((struct fuse_in_header *)fx_in)->len = (uint32_t)fx_in_len;
+	((struct fuse_in_header *)fx_in)->unique = 77;
+	iov_in.iov_len = fx_in_len;
+	assert_int_equal(fuse_server_fail(f->srv, &iov_in, 1, &iov_out, 1, -EFAULT),
+			 sizeof(struct fuse_out_header));
+	memcpy(&fx_hdr, fx_out, sizeof(fx_hdr));
+	assert_int_equal(fx_hdr.error, -EFAULT);
+	assert_int_equal(fx_hdr.unique, 77);
+	struct stat st;
+	assert_int_equal(stat(fx_path(f, "never"), &st), -1);
+
+	fx_write_file(f, "kept", "x");
+	uint64_t id = fx_lookup_id(f, FUSE_ROOT_ID, "kept");
+	struct fuse_forget_in forget = { .nlookup = 1 };
+	req_begin(FUSE_FORGET, id);
+	req_add(&forget, sizeof(forget));
+	((struct fuse_in_header *)fx_in)->len = (uint32_t)fx_in_len;
+	iov_in.iov_len = fx_in_len;
+	assert_int_equal(fuse_server_fail(f->srv, &iov_in, 1, &iov_out, 1, -EFAULT), 0);
+	struct fuse_attr attr;
+	assert_int_equal(fx_getattr(f, id, &attr), 0);
+}
+
 static void dax_requests_without_a_window(void **state)
 {
 	struct fx *f = *state;
@@ -495,6 +529,7 @@ int main(void)
 		cmocka_unit_test(dax_mappings_are_checked),
 		cmocka_unit_test(dax_window_hears_of_growth),
 		FX_TEST(dax_requests_without_a_window),
+		FX_TEST(unreachable_requests_are_failed_not_run),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

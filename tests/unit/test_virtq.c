@@ -143,10 +143,34 @@ static void test_bad_addresses_and_lengths(void **state)
 	set_desc(r, DESC, 1, RAM_SIZE - 4, 8, 0, 0);
 	set_desc(r, DESC, 2, UINT64_MAX - 3, 8, 0, 0);
 	set_desc(r, DESC, 3, BUF, UINT32_MAX, 0, 0);
+	/* Out of reach, not malformed: the chain comes back to be failed. */
 	for (uint16_t head = 0; head < 4; head++) {
 		offer(r, head);
-		assert_int_equal(virtq_pop(&r->q, &r->chain), -EFAULT);
+		assert_int_equal(virtq_pop(&r->q, &r->chain), 1);
+		assert_true(r->chain.unreachable);
+		assert_int_equal(r->chain.nr_readable, 0);
 	}
+}
+
+/* A request whose data buffer is out of reach keeps its headers, and the
+ * next request is whole again. */
+static void test_unreachable_buffer_leaves_the_rest(void **state)
+{
+	struct ring *r = *state;
+	set_desc(r, DESC, 0, BUF, 40, VRING_DESC_F_NEXT, 1);
+	set_desc(r, DESC, 1, BUF + 64, 16, VRING_DESC_F_WRITE | VRING_DESC_F_NEXT, 2);
+	set_desc(r, DESC, 2, RAM_SIZE + 4096, 4096, VRING_DESC_F_WRITE, 0);
+	offer(r, 0);
+	assert_int_equal(virtq_pop(&r->q, &r->chain), 1);
+	assert_true(r->chain.unreachable);
+	assert_int_equal(r->chain.nr_readable, 1);
+	assert_int_equal(r->chain.nr_writable, 1);
+	assert_ptr_equal(r->chain.writable[0].iov_base, r->ram + BUF + 64);
+	set_desc(r, DESC, 3, BUF, 8, 0, 0);
+	offer(r, 3);
+	assert_int_equal(virtq_pop(&r->q, &r->chain), 1);
+	assert_false(r->chain.unreachable);
+	assert_int_equal(r->chain.head, 3);
 }
 
 static void test_bad_indices(void **state)
@@ -314,6 +338,7 @@ int main(void)
 		T(test_loop_detected),
 		T(test_self_loop_detected),
 		T(test_bad_addresses_and_lengths),
+		T(test_unreachable_buffer_leaves_the_rest),
 		T(test_bad_indices),
 		T(test_readable_after_writable_refused),
 		T(test_indirect_table),
