@@ -49,10 +49,14 @@ run_fsvm() {
 	err=$(cat "$TMP/err")
 }
 
-# wait_for_file PATH: waits up to 300 s for a guest to create PATH.
+# wait_for_file PATH PID: waits up to 300 s for a guest to create PATH, less
+# if PID (its fsvm) ends first.
 wait_for_file() {
 	i=0
-	while [ ! -e "$1" ] && [ $i -lt 3000 ]; do sleep 0.1; i=$((i + 1)); done
+	while [ ! -e "$1" ] && [ $i -lt 3000 ] && kill -0 "$2" 2>/dev/null; do
+		sleep 0.1
+		i=$((i + 1))
+	done
 }
 
 finish() {
