@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "vmm/log.h"
+
 /* Unmapped window pages: no access, no memory, no swap reservation. */
 static void *reserve(void *at, uint64_t len)
 {
@@ -19,6 +21,39 @@ static void *reserve(void *at, uint64_t len)
 		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
 			    (at ? MAP_FIXED : 0),
 		    -1, 0);
+}
+
+/* Puts a new mapping (mmap's prot, flags, fd and offset) over the window's
+ * [off, off + len) in one step, the old one going. It is built elsewhere
+ * first, so a file whose ->mmap refuses (sysfs, a FUSE mount with
+ * direct_io) leaves the window as it was, and then moved in with mremap.
+ * A hole in the window would be free address space that the VMM's next
+ * mmap (a thread stack, a table) could land in, inside guest memory: so if
+ * the move fails after taking the old mapping away, the range is reserved
+ * again, and if even that fails the VMM stops rather than run with a hole.
+ * *lost tells the caller the old mapping is gone. Returns 0 or -errno. */
+static int place(struct dax_window *w, uint64_t off, uint64_t len, int prot,
+		 int flags, int fd, uint64_t foffset, bool *lost)
+{
+	uint8_t *at = w->base + off;
+	*lost = false;
+	void *p = mmap(NULL, len, prot, flags, fd, (off_t)foffset);
+	if (p == MAP_FAILED)
+		return -errno;
+	if (mremap(p, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, at) != MAP_FAILED)
+		return 0;
+	int err = -errno;
+	munmap(p, len);
+	/* msync fails with ENOMEM exactly when part of the range is unmapped. */
+	if (msync(at, len, MS_ASYNC) < 0 && errno == ENOMEM) {
+		*lost = true;
+		if (reserve(at, len) == MAP_FAILED) {
+			log_error("DAX window: cannot reserve its pages again (%s); stopping",
+				  strerror(errno));
+			abort();
+		}
+	}
+	return err;
 }
 
 int dax_window_create(struct dax_window *w, uint64_t size)
@@ -174,13 +209,15 @@ int dax_window_map(void *opaque, uint64_t moffset, uint64_t len, int fd,
 	pthread_mutex_lock(&w->lock);
 	/* Room for the new record even if forgetting splits one. */
 	err = w->nr_maps + 2 > DAX_WINDOW_MAX_MAPPINGS ? -ENOSPC : 0;
-	if (!err) {
-		/* MAP_FIXED replaces whatever was there in one step: KVM's
-		 * MMU notifier drops the guest's old translation first. */
-		void *p = mmap(w->base + moffset, len,
-			       PROT_READ | (writable ? PROT_WRITE : 0),
-			       MAP_SHARED | MAP_FIXED, fd, (off_t)foffset);
-		err = p == MAP_FAILED ? -errno : forget_range(w, moffset, len);
+	bool lost = false;
+	if (!err)
+		err = place(w, moffset, len,
+			    PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED,
+			    fd, foffset, &lost);
+	/* In place, or the old mapping gone: the records follow. */
+	if (!err || lost) {
+		int forgot = forget_range(w, moffset, len);
+		err = err ? err : forgot;
 	}
 	if (!err)
 		w->maps[w->nr_maps++] = (struct dax_mapping){
@@ -201,8 +238,11 @@ int dax_window_unmap(void *opaque, uint64_t moffset, uint64_t len)
 		return -EINVAL;
 	pthread_mutex_lock(&w->lock);
 	int err = forget_range(w, moffset, len);
-	if (!err && reserve(w->base + moffset, len) == MAP_FAILED)
-		err = -errno;
+	bool lost;
+	if (!err)
+		err = place(w, moffset, len, PROT_NONE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0,
+			    &lost);
 	pthread_mutex_unlock(&w->lock);
 	return err;
 }
@@ -212,14 +252,15 @@ int dax_window_unmap(void *opaque, uint64_t moffset, uint64_t len)
 static int remap(struct dax_window *w, const struct dax_mapping *m,
 		 uint64_t from, uint64_t to, bool file_backed)
 {
-	uint8_t *at = w->base + m->moffset + (from - m->foffset);
-	void *p = file_backed ? mmap(at, to - from,
-				     PROT_READ | (m->writable ? PROT_WRITE : 0),
-				     MAP_SHARED | MAP_FIXED, m->fd, (off_t)from)
-			      : mmap(at, to - from, PROT_READ | PROT_WRITE,
-				     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
-				     -1, 0);
-	return p == MAP_FAILED ? -errno : 0;
+	uint64_t off = m->moffset + (from - m->foffset);
+	bool lost;
+	return file_backed
+		       ? place(w, off, to - from,
+			       PROT_READ | (m->writable ? PROT_WRITE : 0),
+			       MAP_SHARED, m->fd, from, &lost)
+		       : place(w, off, to - from, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
+			       0, &lost);
 }
 
 static uint64_t page_up(uint64_t x)

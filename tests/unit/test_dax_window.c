@@ -319,6 +319,46 @@ static void test_write_mapping_allocates_holes(void **state)
 	dax_window_destroy(&w);
 }
 
+/* The whole window is mapped: msync says ENOMEM for any hole. */
+static bool window_whole(const struct dax_window *w)
+{
+	return msync(w->base, w->size, MS_ASYNC) == 0;
+}
+
+/* A file whose ->mmap refuses (any sysfs attribute: ENODEV) fails the
+ * mapping and leaves the window as it was: no hole for the VMM's next big
+ * allocation (a thread stack, a table) to land in, where the guest would
+ * read and write it. */
+static void test_failed_mapping_leaves_no_hole(void **state)
+{
+	(void)state;
+	struct dax_window w;
+	assert_int_equal(dax_window_create(&w, WINDOW), 0);
+	int ok = temp_file(2 * PAGE, 'k', O_RDONLY);
+	assert_int_equal(dax_window_map(&w, 0, 2 * PAGE, ok, 0, false), 0);
+	int sysfs = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
+	assert_true(sysfs >= 0);
+
+	assert_true(dax_window_map(&w, PAGE, PAGE, sysfs, 0, false) < 0);
+	assert_true(dax_window_map(&w, 8 * PAGE, 4 * PAGE, sysfs, 0, false) < 0);
+	assert_true(window_whole(&w));
+	/* What was mapped before still is, and the records say so. */
+	assert_int_equal(w.base[PAGE], 'k');
+	assert_int_equal(w.nr_maps, 1);
+
+	/* Big anonymous mappings go elsewhere, as they must. */
+	for (int i = 0; i < 16; i++) {
+		uint8_t *p = mmap(NULL, PAGE << i, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		assert_true(p != MAP_FAILED);
+		assert_true(p + (PAGE << i) <= w.base || p >= w.base + w.size);
+		munmap(p, PAGE << i);
+	}
+	close(sysfs);
+	close(ok);
+	dax_window_destroy(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -334,6 +374,7 @@ int main(void)
 		cmocka_unit_test(test_file_grown_restores_pages_at_once),
 		cmocka_unit_test(test_growth_into_a_mapping_keeps_file_pages),
 		cmocka_unit_test(test_write_mapping_allocates_holes),
+		cmocka_unit_test(test_failed_mapping_leaves_no_hole),
 	};
 	return cmocka_run_group_tests_name("dax_window", tests, NULL, NULL);
 }
