@@ -31,6 +31,8 @@ static int setupmapping_by_inode(struct fuse_req *req,
 	int fd = -1;
 	if (inode->type != S_IFREG)
 		err = -EINVAL;
+	else if (inode->kind != HOST_FS_MAPPABLE)
+		err = -EOPNOTSUPP;
 	else if ((fd = confine_reopen(req->srv->proc_fd, inode->fd,
 				      writable ? O_RDWR : O_RDONLY)) < 0)
 		err = fd;
@@ -70,6 +72,8 @@ int fuse_setupmapping(struct fuse_req *req)
 
 	if (h->is_dir)
 		err = -EINVAL;
+	else if (h->kind != HOST_FS_MAPPABLE)
+		err = -EOPNOTSUPP;
 	else if (writable && !h->writable)
 		err = -EACCES;
 	else

@@ -20,6 +20,7 @@ int fuse_opendir(struct fuse_req *req)
 	int fd = inode->type == S_IFDIR ?
 		 confine_reopen(req->srv->proc_fd, inode->fd, O_RDONLY | O_DIRECTORY) :
 		 -ENOTDIR;
+	enum host_fs_kind kind = inode->kind;
 
 	fuse_put_inode(req, inode);
 	if (fd < 0)
@@ -28,7 +29,8 @@ int fuse_opendir(struct fuse_req *req)
 	struct fuse_open_out out = {
 		.open_flags = req->srv->cache == FUSE_CACHE_ALWAYS ? FOPEN_CACHE_DIR : 0,
 	};
-	int err = handle_table_add(&req->srv->handles, fd, false, true, &out.fh);
+	int err = handle_table_add(&req->srv->handles, fd, false, true, kind,
+				   &out.fh);
 
 	return err ? err : fuse_reply(req, &out, sizeof(out));
 }
@@ -39,34 +41,45 @@ union dir_record {
 	unsigned char bytes[FUSE_DIRENT_ALIGN(sizeof(struct fuse_direntplus) + NAME_MAX)];
 };
 
+/* The directory being listed. */
+struct listing {
+	int fd;
+	dev_t dev;
+	enum host_fs_kind kind;
+	bool plus; /* READDIRPLUS: entries come with their attributes */
+};
+
 /* For READDIRPLUS: counts a lookup of the entry, as the guest will keep
  * it. "." and ".." the guest skips without counting, and an entry that
- * vanished since the listing goes out as a bare name: node id 0 tells
- * the guest we have no attributes for it. */
-static void lookup_entry(struct fuse_req *req, int dir_fd, const char *name,
-			 struct fuse_entry_out *entry)
+ * vanished since the listing (or that is never shown) goes out as a bare
+ * name: node id 0 tells the guest we have no attributes for it. */
+static void lookup_entry(struct fuse_req *req, const struct listing *dir,
+			 const char *name, struct fuse_entry_out *entry)
 {
 	struct stat st;
 
 	memset(entry, 0, sizeof(*entry));
 	if (!strcmp(name, ".") || !strcmp(name, ".."))
 		return;
-	int fd = confine_open_child(dir_fd, name, O_PATH, 0);
+	int fd = confine_open_child(dir->fd, name, O_PATH, 0);
 
 	if (fd < 0)
 		return;
-	if (confine_stat(fd, &st) || fuse_add_entry(req->srv, fd, &st, entry)) {
-		/* fuse_add_entry() closes fd itself when it fails. */
-		memset(entry, 0, sizeof(*entry));
+	if (confine_stat(fd, &st)) {
+		close(fd);
 		return;
 	}
+	/* fuse_add_entry() closes fd itself when it fails. */
+	if (fuse_add_entry(req->srv, dir->dev, dir->kind, fd, &st, entry))
+		memset(entry, 0, sizeof(*entry));
 }
 
 /* Writes one record at reply offset used, if it fits in room. Returns its
  * size, or 0 when it does not fit (and then nothing is counted). */
-static size_t put_record(struct fuse_req *req, int dir_fd, bool plus,
+static size_t put_record(struct fuse_req *req, const struct listing *dir,
 			 const struct dirent64 *d, size_t used, size_t room)
 {
+	bool plus = dir->plus;
 	union dir_record rec;
 	size_t namelen = strlen(d->d_name);
 	size_t head = plus ? FUSE_NAME_OFFSET_DIRENTPLUS : FUSE_NAME_OFFSET;
@@ -77,7 +90,7 @@ static size_t put_record(struct fuse_req *req, int dir_fd, bool plus,
 		return 0;
 	memset(&rec, 0, sizeof(rec));
 	if (plus)
-		lookup_entry(req, dir_fd, d->d_name, &rec.plus.entry_out);
+		lookup_entry(req, dir, d->d_name, &rec.plus.entry_out);
 	dirent->ino = d->d_ino;
 	dirent->off = (uint64_t)d->d_off;
 	dirent->namelen = (uint32_t)namelen;
@@ -110,9 +123,13 @@ static int read_dir(struct fuse_req *req, bool plus)
 		fuse_put_handle(req, h);
 		return -ENOTDIR;
 	}
+	struct listing dir = { .fd = h->fd, .kind = h->kind, .plus = plus };
+	struct stat st = { 0 };
+
 	pthread_mutex_lock(&h->dir_lock);
-	if (lseek(h->fd, (off_t)in->offset, SEEK_SET) < 0)
+	if (lseek(h->fd, (off_t)in->offset, SEEK_SET) < 0 || fstat(h->fd, &st) < 0)
 		err = -errno;
+	dir.dev = st.st_dev;
 	while (!err && !full) {
 		long n = syscall(SYS_getdents64, h->fd, buf, sizeof(buf));
 
@@ -128,7 +145,7 @@ static int read_dir(struct fuse_req *req, bool plus)
 			 * name; no guest could use it, and no record holds it. */
 			if (strlen(d->d_name) > NAME_MAX)
 				continue;
-			size_t size = put_record(req, h->fd, plus, d, used, room);
+			size_t size = put_record(req, &dir, d, used, room);
 
 			used += size;
 			full = size == 0;

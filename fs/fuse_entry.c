@@ -44,7 +44,10 @@ int fuse_lookup(struct fuse_req *req)
 
 	if (!dir)
 		return -ESTALE;
-	int fd = open_entry(req, dir, name);
+	/* Nothing of a pseudo file system is shown below its mount point. */
+	int fd = dir->kind == HOST_FS_PSEUDO ? -ENOENT : open_entry(req, dir, name);
+	dev_t dir_dev = dir->dev;
+	enum host_fs_kind dir_kind = dir->kind;
 
 	fuse_put_inode(req, dir);
 	if (fd < 0)
@@ -58,7 +61,7 @@ int fuse_lookup(struct fuse_req *req)
 		close(fd);
 		return err;
 	}
-	err = fuse_add_entry(req->srv, fd, &st, &entry);
+	err = fuse_add_entry(req->srv, dir_dev, dir_kind, fd, &st, &entry);
 	return err ? err : fuse_reply(req, &entry, sizeof(entry));
 }
 
@@ -86,11 +89,12 @@ int fuse_batch_forget(struct fuse_req *req)
 	return 0;
 }
 
-static int reply_attr(struct fuse_req *req, const struct stat *st)
+static int reply_attr(struct fuse_req *req, enum host_fs_kind kind,
+		      const struct stat *st)
 {
 	struct fuse_attr_out out = { .attr_valid = fuse_cache_timeout(req->srv) };
 
-	fuse_fill_attr(req->srv, st, &out.attr);
+	fuse_fill_attr(req->srv, kind, st, &out.attr);
 	return fuse_reply(req, &out, sizeof(out));
 }
 
@@ -98,6 +102,7 @@ int fuse_getattr(struct fuse_req *req)
 {
 	const struct fuse_getattr_in *in = (const void *)req->args;
 	struct stat st;
+	enum host_fs_kind kind;
 	int err;
 
 	if (in->getattr_flags & FUSE_GETATTR_FH) {
@@ -106,6 +111,7 @@ int fuse_getattr(struct fuse_req *req)
 		if (!h)
 			return -EBADF;
 		err = fstat(h->fd, &st) ? -errno : 0;
+		kind = h->kind;
 		fuse_put_handle(req, h);
 	} else {
 		struct inode *inode = fuse_inode(req, req->hdr.nodeid);
@@ -113,9 +119,10 @@ int fuse_getattr(struct fuse_req *req)
 		if (!inode)
 			return -ESTALE;
 		err = confine_stat(inode->fd, &st);
+		kind = inode->kind;
 		fuse_put_inode(req, inode);
 	}
-	return err ? err : reply_attr(req, &st);
+	return err ? err : reply_attr(req, kind, &st);
 }
 
 /* Truncates through the guest's handle when it names one, else through a
@@ -217,10 +224,11 @@ int fuse_setattr(struct fuse_req *req)
 	err = apply_setattr(req, inode, h, in);
 	if (!err)
 		err = confine_stat(inode->fd, &st);
+	enum host_fs_kind kind = inode->kind;
 	if (h)
 		fuse_put_handle(req, h);
 	fuse_put_inode(req, inode);
-	return err ? err : reply_attr(req, &st);
+	return err ? err : reply_attr(req, kind, &st);
 }
 
 /* The guest mounts with default_permissions and checks access itself, so

@@ -78,10 +78,11 @@ static int reopen_regular(struct fuse_req *req, int fd, mode_t type, int flags)
 }
 
 static int add_handle(struct fuse_req *req, int fd, bool writable,
-		      struct fuse_open_out *out)
+		      enum host_fs_kind kind, struct fuse_open_out *out)
 {
 	*out = (struct fuse_open_out){ .open_flags = open_reply_flags(req->srv) };
-	return handle_table_add(&req->srv->handles, fd, writable, false, &out->fh);
+	return handle_table_add(&req->srv->handles, fd, writable, false, kind,
+				&out->fh);
 }
 
 int fuse_open(struct fuse_req *req)
@@ -96,6 +97,7 @@ int fuse_open(struct fuse_req *req)
 		return -ESTALE;
 	int fd = reopen_regular(req, inode->fd, inode->type,
 				host_open_flags(req->srv, in->flags));
+	enum host_fs_kind kind = inode->kind;
 
 	fuse_put_inode(req, inode);
 	if (fd < 0)
@@ -110,7 +112,7 @@ int fuse_open(struct fuse_req *req)
 		close(fd);
 		return err;
 	}
-	err = add_handle(req, fd, opens_for_writing(in->flags), &out);
+	err = add_handle(req, fd, opens_for_writing(in->flags), kind, &out);
 	return err ? err : fuse_reply(req, &out, sizeof(out));
 }
 
@@ -139,13 +141,14 @@ static int reply_create(struct fuse_req *req, struct inode *dir, int fd,
 		close(fd);
 		return err;
 	}
-	err = add_handle(req, fd, writable, &out.open);
+	err = add_handle(req, fd, writable, dir->kind, &out.open);
 	if (err) {
 		close(path_fd);
 		return err;
 	}
 	/* Last, so that a failure leaves no lookup the guest cannot forget. */
-	err = fuse_add_entry(req->srv, path_fd, &st, &out.entry);
+	err = fuse_add_entry(req->srv, dir->dev, dir->kind, path_fd, &st,
+			     &out.entry);
 	if (err) {
 		handle_table_remove(&req->srv->handles, out.open.fh);
 		return err;

@@ -72,14 +72,19 @@ static inline bool fuse_negotiated(const struct fuse_server *srv, uint64_t flag)
 /* Writes the reply payload; returns len, or -ERANGE if out is too small. */
 int fuse_reply(struct fuse_req *req, const void *data, size_t len);
 
-void fuse_fill_attr(const struct fuse_server *srv, const struct stat *st,
-		    struct fuse_attr *attr);
+/* Attributes of a file on a file system of the given kind. */
+void fuse_fill_attr(const struct fuse_server *srv, enum host_fs_kind kind,
+		    const struct stat *st, struct fuse_attr *attr);
 /* Seconds the guest may cache names and attributes, by cache mode. */
 uint64_t fuse_cache_timeout(const struct fuse_server *srv);
 
 /* Counts a guest lookup of the file open at fd (O_PATH, taken over, with
- * stat *st) and fills *entry for the reply. Returns 0 or -errno. */
-int fuse_add_entry(struct fuse_server *srv, int fd, const struct stat *st,
+ * stat *st), found in a directory on device dir_dev and of kind dir_kind,
+ * and fills *entry for the reply. A file on a pseudo file system is shown
+ * only if it is a directory (a mount point, sealed); anything else there
+ * is -ENOENT. Returns 0 or -errno. */
+int fuse_add_entry(struct fuse_server *srv, dev_t dir_dev,
+		   enum host_fs_kind dir_kind, int fd, const struct stat *st,
 		   struct fuse_entry_out *entry);
 
 /* The inode or handle a request names, referenced; put it when done. */

@@ -10,12 +10,13 @@
 #include "fs/confine.h"
 #include "fs/fuse_internal.h"
 
-/* Counts a lookup of the file fd names (O_PATH, taken over) and replies
- * with its entry. */
-static int reply_entry(struct fuse_req *req, int fd, struct stat *st)
+/* Counts a lookup of the file fd names (O_PATH, taken over), now in dir,
+ * and replies with its entry. */
+static int reply_entry(struct fuse_req *req, const struct inode *dir, int fd,
+		       struct stat *st)
 {
 	struct fuse_entry_out entry;
-	int err = fuse_add_entry(req->srv, fd, st, &entry);
+	int err = fuse_add_entry(req->srv, dir->dev, dir->kind, fd, st, &entry);
 
 	return err ? err : fuse_reply(req, &entry, sizeof(entry));
 }
@@ -38,7 +39,7 @@ static int reply_created(struct fuse_req *req, struct inode *dir,
 		close(fd);
 		return err;
 	}
-	return reply_entry(req, fd, &st);
+	return reply_entry(req, dir, fd, &st);
 }
 
 /* The guest encodes rdev with the kernel's new_encode_dev(). */
@@ -134,6 +135,10 @@ int fuse_link(struct fuse_req *req)
 		err = -ESTALE;
 		goto out;
 	}
+	if (old->kind == HOST_FS_PSEUDO) {
+		err = -EACCES;
+		goto out;
+	}
 	/* Linking through /proc/self/fd needs no CAP_DAC_READ_SEARCH, unlike
 	 * AT_EMPTY_PATH, and links a symlink itself, not its target. */
 	if (linkat(req->srv->proc_fd, confine_fd_name(old->fd).s, dir->fd, name,
@@ -148,7 +153,7 @@ int fuse_link(struct fuse_req *req)
 	if (err)
 		close(fd);
 	else
-		err = reply_entry(req, fd, &st);
+		err = reply_entry(req, dir, fd, &st);
 out:
 	if (old)
 		fuse_put_inode(req, old);
@@ -203,6 +208,8 @@ static int rename_names(struct fuse_req *req, size_t arg_size, uint64_t newdir,
 
 	if (!old_dir || !new_dir)
 		err = -ESTALE;
+	else if (new_dir->kind == HOST_FS_PSEUDO)
+		err = -EACCES;
 	else if (renameat2(old_dir->fd, old_name, new_dir->fd, new_name, flags))
 		err = -errno;
 	if (old_dir)

@@ -25,9 +25,19 @@ static uint32_t encode_rdev(dev_t dev)
 	return (min & 0xff) | (maj << 8) | ((min & ~0xffu) << 12);
 }
 
-void fuse_fill_attr(const struct fuse_server *srv, const struct stat *st,
-		    struct fuse_attr *attr)
+void fuse_fill_attr(const struct fuse_server *srv, enum host_fs_kind kind,
+		    const struct stat *st, struct fuse_attr *attr)
 {
+	/* A sealed mount point: an empty directory of root's, nothing of the
+	 * pseudo file system's own (its link count is the host's number of
+	 * processes, for one). */
+	if (kind == HOST_FS_PSEUDO) {
+		*attr = (struct fuse_attr){
+			.ino = st->st_ino, .mode = S_IFDIR | 0555, .nlink = 2,
+			.blksize = 4096u,
+		};
+		return;
+	}
 	*attr = (struct fuse_attr){
 		.ino = st->st_ino,
 		.size = (uint64_t)st->st_size,
@@ -47,9 +57,10 @@ void fuse_fill_attr(const struct fuse_server *srv, const struct stat *st,
 		 * i_blkbits from this); 9p and NFS report far larger. */
 		.blksize = srv->dax ? 4096u : (uint32_t)st->st_blksize,
 	};
-	/* A guest mounted with dax=inode maps the files we mark; with a
-	 * window configured, that is every regular file. */
-	if (S_ISREG(st->st_mode) && fuse_negotiated(srv, FUSE_HAS_INODE_DAX))
+	/* The guest (mounted with dax=inode) maps the files we mark: those
+	 * of ordinary file systems, when there is a window. */
+	if (S_ISREG(st->st_mode) && kind == HOST_FS_MAPPABLE &&
+	    fuse_negotiated(srv, FUSE_HAS_INODE_DAX))
 		attr->flags |= FUSE_ATTR_DAX;
 }
 
@@ -66,11 +77,21 @@ uint64_t fuse_cache_timeout(const struct fuse_server *srv)
 	return 86400;
 }
 
-int fuse_add_entry(struct fuse_server *srv, int fd, const struct stat *st,
+int fuse_add_entry(struct fuse_server *srv, dev_t dir_dev,
+		   enum host_fs_kind dir_kind, int fd, const struct stat *st,
 		   struct fuse_entry_out *entry)
 {
+	/* Same device, same file system: the directory's fd keeps it mounted,
+	 * so the number cannot have passed to another since. */
+	int kind = st->st_dev == dir_dev ? (int)dir_kind : host_fs_kind(fd);
+	if (kind == HOST_FS_PSEUDO && !S_ISDIR(st->st_mode))
+		kind = -ENOENT;
+	if (kind < 0) {
+		close(fd);
+		return kind;
+	}
 	uint64_t nodeid;
-	int err = inode_table_add_lookup(&srv->inodes, fd, st, &nodeid);
+	int err = inode_table_add_lookup(&srv->inodes, fd, st, kind, &nodeid);
 
 	if (err)
 		return err;
@@ -80,7 +101,7 @@ int fuse_add_entry(struct fuse_server *srv, int fd, const struct stat *st,
 		.entry_valid = fuse_cache_timeout(srv),
 		.attr_valid = fuse_cache_timeout(srv),
 	};
-	fuse_fill_attr(srv, st, &entry->attr);
+	fuse_fill_attr(srv, kind, st, &entry->attr);
 	return 0;
 }
 

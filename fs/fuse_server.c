@@ -10,6 +10,7 @@
 
 #include "fs/confine.h"
 #include "fs/fuse_internal.h"
+#include "fs/host_fs.h"
 #include "fs/iov.h"
 
 /* The longest arguments a handler reads from the copy: SYMLINK's name and
@@ -24,6 +25,7 @@ struct fuse_op {
 	bool modifies;      /* refused with EROFS on a read-only share */
 	bool no_reply;      /* the guest expects no answer */
 	bool grows;         /* may make a file longer */
+	bool sealed_ok;     /* may name a sealed inode (a pseudo mount point) */
 };
 
 #define IN(type) .arg_min = sizeof(struct type)
@@ -35,11 +37,13 @@ static const struct fuse_op fuse_ops[] = {
 	[FUSE_INTERRUPT] = { .run = fuse_interrupt, .no_reply = true },
 	[FUSE_STATFS] = { .run = fuse_statfs, OUT(fuse_statfs_out) },
 	[FUSE_SYNCFS] = { .run = fuse_syncfs, IN(fuse_syncfs_in) },
-	[FUSE_LOOKUP] = { .run = fuse_lookup, OUT(fuse_entry_out) },
-	[FUSE_FORGET] = { .run = fuse_forget, IN(fuse_forget_in), .no_reply = true },
+	[FUSE_LOOKUP] = { .run = fuse_lookup, OUT(fuse_entry_out), .sealed_ok = true },
+	[FUSE_FORGET] = { .run = fuse_forget, IN(fuse_forget_in), .no_reply = true,
+			  .sealed_ok = true },
 	[FUSE_BATCH_FORGET] = { .run = fuse_batch_forget, IN(fuse_batch_forget_in),
 				.no_reply = true },
-	[FUSE_GETATTR] = { .run = fuse_getattr, IN(fuse_getattr_in), OUT(fuse_attr_out) },
+	[FUSE_GETATTR] = { .run = fuse_getattr, IN(fuse_getattr_in), OUT(fuse_attr_out),
+			   .sealed_ok = true },
 	[FUSE_SETATTR] = { .run = fuse_setattr, IN(fuse_setattr_in), OUT(fuse_attr_out),
 			   .modifies = true, .grows = true },
 	[FUSE_ACCESS] = { .run = fuse_access, IN(fuse_access_in) },
@@ -126,12 +130,15 @@ int fuse_server_create(const struct fuse_server_config *cfg,
 		goto fail;
 	}
 	err = confine_stat(root_fd, &st);
+	int kind = err ? err : host_fs_kind(root_fd);
+	/* The host's own state is never a share. */
+	err = kind < 0 ? kind : kind == HOST_FS_PSEUDO ? -EPERM : 0;
 	if (err)
 		goto fail;
 	err = handle_table_init(&srv->handles);
 	if (err)
 		goto fail;
-	err = inode_table_init(&srv->inodes, root_fd, &st);
+	err = inode_table_init(&srv->inodes, root_fd, &st, kind);
 	if (err) {
 		handle_table_fini(&srv->handles);
 		goto fail;
@@ -216,6 +223,9 @@ static int run(struct fuse_req *req, const struct fuse_op *op)
 		return -EINVAL;
 	if (op->modifies && req->srv->readonly)
 		return -EROFS;
+	/* A pseudo file system's mount point can be looked at, not used. */
+	if ((req->hdr.nodeid & INODE_SEALED) && !op->sealed_ok)
+		return -EACCES;
 	int result = op->run(req);
 	/* Window pages a file lost to a shrink must be its own again before
 	 * the guest, told it grew, touches them. */

@@ -66,7 +66,7 @@ void handle_table_fini(struct handle_table *t)
 }
 
 int handle_table_add(struct handle_table *t, int fd, bool writable,
-		     bool is_dir, uint64_t *fh)
+		     bool is_dir, enum host_fs_kind kind, uint64_t *fh)
 {
 	struct handle *h = malloc(sizeof(*h));
 
@@ -75,7 +75,7 @@ int handle_table_add(struct handle_table *t, int fd, bool writable,
 		return -ENOMEM;
 	}
 	*h = (struct handle){ .fd = fd, .writable = writable,
-			      .is_dir = is_dir, .refs = 1 };
+			      .is_dir = is_dir, .kind = kind, .refs = 1 };
 	pthread_mutex_init(&h->dir_lock, NULL);
 	pthread_mutex_lock(&t->lock);
 	h->fh = t->next_fh++;

@@ -7,11 +7,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fs/host_fs.h"
+
 struct handle {
 	uint64_t fh;
 	int fd;
 	bool writable; /* the guest opened it for writing */
 	bool is_dir;
+	enum host_fs_kind kind; /* of the file system the file is on */
 	/* Directory reads seek the shared fd and then read it: one at a time. */
 	pthread_mutex_t dir_lock;
 	uint64_t refs; /* the table's own plus requests in flight */
@@ -30,10 +33,10 @@ int handle_table_init(struct handle_table *t);
 /* Closes every handle; nobody may hold a reference any more. */
 void handle_table_fini(struct handle_table *t);
 
-/* Files fd (taken over: closed on failure) under a new handle, returned in
- * *fh. Returns 0 or -errno. */
+/* Files fd (taken over: closed on failure; on a file system of the given
+ * kind) under a new handle, returned in *fh. Returns 0 or -errno. */
 int handle_table_add(struct handle_table *t, int fd, bool writable,
-		     bool is_dir, uint64_t *fh);
+		     bool is_dir, enum host_fs_kind kind, uint64_t *fh);
 
 /* Takes a reference on the handle fh, or returns NULL. */
 struct handle *handle_get(struct handle_table *t, uint64_t fh);

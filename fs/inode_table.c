@@ -85,7 +85,7 @@ static void maybe_grow(struct inode_table *t)
 }
 
 int inode_table_init(struct inode_table *t, int root_fd,
-		     const struct stat *root_st)
+		     const struct stat *root_st, enum host_fs_kind kind)
 {
 	*t = (struct inode_table){ .buckets = INODE_TABLE_MIN_BUCKETS,
 				   .next_nodeid = FUSE_ROOT_ID + 1 };
@@ -101,7 +101,7 @@ int inode_table_init(struct inode_table *t, int root_fd,
 	*t->root = (struct inode){ .nodeid = FUSE_ROOT_ID, .dev = root_st->st_dev,
 				   .ino = root_st->st_ino, .fd = root_fd,
 				   .type = root_st->st_mode & S_IFMT,
-				   .nlookup = 1, .refs = 1 };
+				   .kind = kind, .nlookup = 1, .refs = 1 };
 	link_inode(t, t->root);
 	t->count = 1;
 	pthread_mutex_init(&t->lock, NULL);
@@ -161,7 +161,8 @@ void inode_put(struct inode_table *t, struct inode *inode)
 }
 
 int inode_table_add_lookup(struct inode_table *t, int fd,
-			   const struct stat *st, uint64_t *nodeid)
+			   const struct stat *st, enum host_fs_kind kind,
+			   uint64_t *nodeid)
 {
 	/* Allocated before taking the lock so the common hit path costs one
 	 * malloc/free pair at worst and the lock stays short. */
@@ -178,10 +179,12 @@ int inode_table_add_lookup(struct inode_table *t, int fd,
 		n->nlookup++;
 		*nodeid = n->nodeid;
 	} else if (fresh) {
-		*fresh = (struct inode){ .nodeid = t->next_nodeid++,
-					 .dev = st->st_dev, .ino = st->st_ino,
-					 .fd = fd, .type = st->st_mode & S_IFMT,
-					 .nlookup = 1, .refs = 1 };
+		uint64_t id = t->next_nodeid++;
+		*fresh = (struct inode){
+			.nodeid = kind == HOST_FS_PSEUDO ? id | INODE_SEALED : id,
+			.dev = st->st_dev, .ino = st->st_ino, .fd = fd,
+			.type = st->st_mode & S_IFMT, .kind = kind,
+			.nlookup = 1, .refs = 1 };
 		link_inode(t, fresh);
 		t->count++;
 		maybe_grow(t);

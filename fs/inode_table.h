@@ -8,6 +8,13 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "fs/host_fs.h"
+
+/* Set in the node id of an inode on a pseudo file system: the guest sees
+ * it (a mount point, as an empty directory it cannot open) and nothing in
+ * it, and a request can tell so from its node id alone. */
+#define INODE_SEALED (1ULL << 63)
+
 /* One host file the guest has looked up. fd, nodeid and type never change
  * while a caller holds a reference from inode_get(). */
 struct inode {
@@ -16,6 +23,7 @@ struct inode {
 	ino_t ino;
 	int fd;          /* O_PATH|O_NOFOLLOW: names the file, opens nothing */
 	mode_t type;     /* S_IFMT bits */
+	enum host_fs_kind kind;
 	uint64_t nlookup; /* the guest's references (FUSE lookup count) */
 	uint64_t refs;   /* the table's own plus requests in flight */
 	struct inode *next_by_id;
@@ -32,9 +40,10 @@ struct inode_table {
 	struct inode *root;
 };
 
-/* Makes root_fd (O_PATH, taken over) node id 1. Returns 0 or -errno. */
+/* Makes root_fd (O_PATH, taken over; on a file system of the given kind)
+ * node id 1. Returns 0 or -errno. */
 int inode_table_init(struct inode_table *t, int root_fd,
-		     const struct stat *root_st);
+		     const struct stat *root_st, enum host_fs_kind kind);
 /* Closes every inode's fd; nobody may hold a reference any more. */
 void inode_table_fini(struct inode_table *t);
 
@@ -43,10 +52,11 @@ struct inode *inode_get(struct inode_table *t, uint64_t nodeid);
 void inode_put(struct inode_table *t, struct inode *inode);
 
 /* Counts one more guest lookup of the file open at fd (O_PATH|O_NOFOLLOW,
- * taken over: closed if the file already has an inode) and returns its
- * node id in *nodeid. Returns 0 or -errno. */
+ * taken over: closed if the file already has an inode) on a file system of
+ * the given kind, and returns its node id in *nodeid. Returns 0 or -errno. */
 int inode_table_add_lookup(struct inode_table *t, int fd,
-			   const struct stat *st, uint64_t *nodeid);
+			   const struct stat *st, enum host_fs_kind kind,
+			   uint64_t *nodeid);
 
 /* The guest drops nlookup references; at zero the inode goes (not root).
  * Unknown node ids are ignored: FORGET has no reply to carry an error. */

@@ -17,7 +17,8 @@
 #define GUEST_MOUNT_RW "rw"
 #define GUEST_MOUNT_OVERLAY "overlay" /* read-only share, tmpfs writes */
 #define GUEST_ROOT_TAG "root"
-/* Present when every share has a DAX window: mount them with dax=always. */
+/* Present when every share has a DAX window: mount them with dax=inode
+ * (the device marks the files it can map). */
 #define GUEST_SPEC_DAX GUEST_SPEC_DIR "/dax"
 /* The caller's working directory: the command starts there if it exists. */
 #define GUEST_SPEC_CWD GUEST_SPEC_DIR "/cwd"
