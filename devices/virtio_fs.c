@@ -18,8 +18,26 @@ struct virtio_fs_worker {
 	struct virtio_queue *queue;
 	unsigned int index;
 	pthread_t thread;
+	/* Used ring and interrupt: the worker and the threads that finish
+	 * waiting requests (fs/fuse_wait.c) both return chains. */
+	pthread_mutex_t push_lock;
 	struct virtq_chain chain;
 };
+
+static void virtio_fs_push(struct virtio_fs_worker *w, uint16_t head,
+			   size_t len)
+{
+	pthread_mutex_lock(&w->push_lock);
+	virtq_push(&w->queue->vq, head, (uint32_t)len);
+	virtio_queue_interrupt(w->queue);
+	pthread_mutex_unlock(&w->push_lock);
+}
+
+/* fuse_completion: a request that waited is answered. */
+static void virtio_fs_complete(void *opaque, uint64_t head, size_t len)
+{
+	virtio_fs_push(opaque, (uint16_t)head, len);
+}
 
 /* Runs every available request; false when the ring is malformed. */
 static bool virtio_fs_drain(struct virtio_fs_worker *w)
@@ -32,6 +50,9 @@ static bool virtio_fs_drain(struct virtio_fs_worker *w)
 		int got;
 		while ((got = virtq_pop(&q->vq, &w->chain)) > 0) {
 			const struct virtq_chain *c = &w->chain;
+			struct fuse_completion later = {
+				.done = virtio_fs_complete, .opaque = w,
+				.token = c->head};
 			size_t len =
 				c->unreachable
 					? fuse_server_fail(w->fs->server,
@@ -44,9 +65,11 @@ static bool virtio_fs_drain(struct virtio_fs_worker *w)
 							     c->readable,
 							     c->nr_readable,
 							     c->writable,
-							     c->nr_writable);
-			virtq_push(&q->vq, w->chain.head, (uint32_t)len);
-			virtio_queue_interrupt(q);
+							     c->nr_writable,
+							     &later);
+			/* A waiting request keeps its chain until answered. */
+			if (len != FUSE_DEFERRED)
+				virtio_fs_push(w, c->head, len);
 		}
 		if (got < 0) {
 			log_error("virtio-fs: queue %u: bad descriptor chain (%s); queue stopped",
@@ -95,6 +118,10 @@ static void virtio_fs_stop_workers(struct virtio_fs *fs)
 		log_error("virtio-fs: stop: %s", strerror(errno));
 	for (unsigned int i = 0; i < fs->nr_workers; i++)
 		pthread_join(fs->workers[i].thread, NULL);
+	/* No worker starts a wait any more; the rings go once none runs. */
+	fuse_server_abandon_waits(fs->server);
+	for (unsigned int i = 0; i < fs->nr_workers; i++)
+		pthread_mutex_destroy(&fs->workers[i].push_lock);
 	uint64_t drain;
 	if (read(fs->stop_fd, &drain, sizeof(drain)) < 0 && errno != EAGAIN)
 		log_error("virtio-fs: stop: %s", strerror(errno));
@@ -115,6 +142,7 @@ static int virtio_fs_activate(void *opaque, struct virtio_queue *queues,
 		struct virtio_fs_worker *w = &fs->workers[i];
 		*w = (struct virtio_fs_worker){.fs = fs, .queue = &queues[i],
 					       .index = i};
+		pthread_mutex_init(&w->push_lock, NULL);
 		int err = pthread_create(&w->thread, NULL,
 					 virtio_fs_worker_main, w);
 		if (err) {

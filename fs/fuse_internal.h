@@ -2,6 +2,7 @@
 #ifndef FSVM_FUSE_INTERNAL_H
 #define FSVM_FUSE_INTERNAL_H
 
+#include <limits.h>
 #include <linux/fuse.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -9,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "fs/fuse_server.h"
+#include "fs/fuse_wait.h"
 #include "fs/handle_table.h"
 #include "fs/inode_table.h"
 
@@ -33,6 +35,7 @@ struct fuse_server {
 	int proc_fd;    /* /proc/self/fd, to reopen O_PATH fds */
 	struct inode_table inodes;
 	struct handle_table handles;
+	struct fuse_waits waits;
 	pthread_mutex_t session_lock; /* INIT and DESTROY, one at a time */
 	atomic_bool initialized;
 	/* The INIT flags both sides agreed on, flags2 in the high half. */
@@ -57,7 +60,11 @@ struct fuse_req {
 	const struct iovec *out;
 	int out_cnt;
 	size_t out_room; /* reply bytes that fit after the fuse_out_header */
+	const struct fuse_completion *later; /* NULL: nothing may wait */
 };
+
+/* A handler's answer for a request a wait now owns: no reply yet. */
+#define FUSE_REPLY_LATER INT_MAX
 
 /* Handlers return a negative errno or the bytes of reply they wrote. */
 typedef int fuse_handler(struct fuse_req *req);
@@ -68,6 +75,11 @@ static inline bool fuse_negotiated(const struct fuse_server *srv, uint64_t flag)
 {
 	return atomic_load_explicit(&srv->flags, memory_order_relaxed) & flag;
 }
+
+/* Writes the reply header for result (a negative errno, or payload bytes
+ * already in place after the header); returns the reply's length. */
+size_t fuse_reply_header(const struct iovec *out, int out_cnt, uint64_t unique,
+			 int result);
 
 /* Writes the reply payload; returns len, or -ERANGE if out is too small. */
 int fuse_reply(struct fuse_req *req, const void *data, size_t len);

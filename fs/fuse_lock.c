@@ -52,23 +52,35 @@ int fuse_getlk(struct fuse_req *req)
 	return fuse_reply(req, &out, sizeof(out));
 }
 
-static int set_flock(int fd, uint32_t type, bool wait)
+static int to_lock_op(const struct fuse_lk_in *in, struct fuse_lock_op *op)
 {
-	int op = type == F_RDLCK ? LOCK_SH : type == F_WRLCK ? LOCK_EX :
-		 type == F_UNLCK ? LOCK_UN : -1;
-
-	if (op < 0)
-		return -EINVAL;
-	return flock(fd, op | (wait ? 0 : LOCK_NB)) ? -errno : 0;
+	*op = (struct fuse_lock_op){ .is_flock = in->lk_flags & FUSE_LK_FLOCK };
+	if (!op->is_flock)
+		return to_flock(&in->lk, &op->fl);
+	op->flock_op = in->lk.type == F_RDLCK ? LOCK_SH :
+		       in->lk.type == F_WRLCK ? LOCK_EX :
+		       in->lk.type == F_UNLCK ? LOCK_UN : -1;
+	return op->flock_op < 0 ? -EINVAL : 0;
 }
 
-/* SETLKW waits in the calling thread; other requests run on in others. */
+/* Takes the lock if nobody holds a conflicting one; -EAGAIN if not. */
+static int try_lock(int fd, const struct fuse_lock_op *op)
+{
+	struct flock fl = op->fl;
+	int r = op->is_flock ? flock(fd, op->flock_op | LOCK_NB)
+			     : fcntl(fd, F_OFD_SETLK, &fl);
+
+	return r ? errno == EWOULDBLOCK ? -EAGAIN : -errno : 0;
+}
+
+/* SETLKW that cannot take its lock at once waits on a thread of its own
+ * (fs/fuse_wait.c): the queue goes on, and the unlock that ends the wait
+ * can arrive on it. */
 static int set_lock(struct fuse_req *req, bool wait)
 {
 	const struct fuse_lk_in *in = (const void *)req->args;
-	struct flock fl;
-	bool is_flock = in->lk_flags & FUSE_LK_FLOCK;
-	int err = is_flock ? 0 : to_flock(&in->lk, &fl);
+	struct fuse_lock_op op;
+	int err = to_lock_op(in, &op);
 
 	if (err)
 		return err;
@@ -76,10 +88,16 @@ static int set_lock(struct fuse_req *req, bool wait)
 
 	if (!h)
 		return -EBADF;
-	if (is_flock)
-		err = set_flock(h->fd, in->lk.type, wait);
-	else if (fcntl(h->fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &fl))
-		err = -errno;
+	err = try_lock(h->fd, &op);
+	if (err == -EAGAIN && wait) {
+		err = req->later ? fuse_wait_start(&req->srv->waits,
+						   &req->srv->handles, h, &op,
+						   req->hdr.unique, req->out,
+						   req->out_cnt, req->later)
+				 : -ENOLCK;
+		if (err == 0)
+			return FUSE_REPLY_LATER; /* the wait holds h now */
+	}
 	fuse_put_handle(req, h);
 	return err;
 }

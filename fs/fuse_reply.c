@@ -8,6 +8,18 @@
 #include "fs/fuse_internal.h"
 #include "fs/iov.h"
 
+size_t fuse_reply_header(const struct iovec *out, int out_cnt, uint64_t unique,
+			 int result)
+{
+	struct fuse_out_header oh = {
+		.len = sizeof(oh) + (result > 0 ? (uint32_t)result : 0),
+		.error = result < 0 ? result : 0,
+		.unique = unique,
+	};
+	iov_copy_to(out, out_cnt, 0, &oh, sizeof(oh));
+	return oh.len;
+}
+
 int fuse_reply(struct fuse_req *req, const void *data, size_t len)
 {
 	if (len > req->out_room)

@@ -34,7 +34,7 @@ struct fuse_op {
 static const struct fuse_op fuse_ops[] = {
 	[FUSE_INIT] = { .run = fuse_init, .arg_min = 16, OUT(fuse_init_out) },
 	[FUSE_DESTROY] = { .run = fuse_destroy },
-	[FUSE_INTERRUPT] = { .run = fuse_interrupt, .no_reply = true },
+	[FUSE_INTERRUPT] = { .run = fuse_interrupt, IN(fuse_interrupt_in), .no_reply = true },
 	[FUSE_STATFS] = { .run = fuse_statfs, OUT(fuse_statfs_out) },
 	[FUSE_SYNCFS] = { .run = fuse_syncfs, IN(fuse_syncfs_in) },
 	[FUSE_LOOKUP] = { .run = fuse_lookup, OUT(fuse_entry_out), .sealed_ok = true },
@@ -94,9 +94,12 @@ static const struct fuse_op fuse_ops[] = {
 	[FUSE_GETXATTR] = { .run = fuse_getxattr, IN(fuse_getxattr_in) },
 	[FUSE_LISTXATTR] = { .run = fuse_listxattr, IN(fuse_getxattr_in) },
 	[FUSE_REMOVEXATTR] = { .run = fuse_removexattr, .modifies = true },
-	[FUSE_GETLK] = { .run = fuse_getlk, IN(fuse_lk_in), OUT(fuse_lk_out) },
-	[FUSE_SETLK] = { .run = fuse_setlk, IN(fuse_lk_in) },
-	[FUSE_SETLKW] = { .run = fuse_setlkw, IN(fuse_lk_in) },
+	/* Locks are not offered on a read-only share: there they stay in
+	 * the guest's kernel, never held on the host. */
+	[FUSE_GETLK] = { .run = fuse_getlk, IN(fuse_lk_in), OUT(fuse_lk_out),
+			 .modifies = true },
+	[FUSE_SETLK] = { .run = fuse_setlk, IN(fuse_lk_in), .modifies = true },
+	[FUSE_SETLKW] = { .run = fuse_setlkw, IN(fuse_lk_in), .modifies = true },
 	[FUSE_SETUPMAPPING] = { .run = fuse_setupmapping, IN(fuse_setupmapping_in) },
 	[FUSE_REMOVEMAPPING] = { .run = fuse_removemapping, IN(fuse_removemapping_in) },
 };
@@ -144,6 +147,7 @@ int fuse_server_create(const struct fuse_server_config *cfg,
 		goto fail;
 	}
 	pthread_mutex_init(&srv->session_lock, NULL);
+	fuse_waits_init(&srv->waits);
 	*out = srv;
 	return 0;
 fail:
@@ -159,6 +163,7 @@ void fuse_server_destroy(struct fuse_server *srv)
 {
 	if (!srv)
 		return;
+	fuse_waits_fini(&srv->waits);
 	handle_table_fini(&srv->handles);
 	inode_table_fini(&srv->inodes);
 	pthread_mutex_destroy(&srv->session_lock);
@@ -237,11 +242,12 @@ static int run(struct fuse_req *req, const struct fuse_op *op)
 
 /* Runs a request, or only answers it with fail when that is not 0. */
 static size_t handle(struct fuse_server *srv, const struct iovec *in,
-		     int in_cnt, const struct iovec *out, int out_cnt, int fail)
+		     int in_cnt, const struct iovec *out, int out_cnt, int fail,
+		     const struct fuse_completion *later)
 {
 	_Alignas(8) unsigned char args[FUSE_ARGS_COPY_MAX];
 	struct fuse_req req = { .srv = srv, .in = in, .in_cnt = in_cnt,
-				.out = out, .out_cnt = out_cnt };
+				.out = out, .out_cnt = out_cnt, .later = later };
 	int result = decode(&req, args);
 	const struct fuse_op *op = result ? NULL : find_op(req.hdr.opcode);
 
@@ -262,27 +268,28 @@ static size_t handle(struct fuse_server *srv, const struct iovec *in,
 	req.out_room = out_len - sizeof(struct fuse_out_header);
 	if (result == 0)
 		result = fail ? fail : op ? run(&req, op) : -ENOSYS;
-
-	struct fuse_out_header oh = {
-		.len = sizeof(oh) + (result > 0 ? (uint32_t)result : 0),
-		.error = result < 0 ? result : 0,
-		.unique = req.hdr.unique,
-	};
-	iov_copy_to(out, out_cnt, 0, &oh, sizeof(oh));
-	return oh.len;
+	if (result == FUSE_REPLY_LATER)
+		return FUSE_DEFERRED;
+	return fuse_reply_header(out, out_cnt, req.hdr.unique, result);
 }
 
 size_t fuse_server_handle(struct fuse_server *srv, const struct iovec *in,
-			  int in_cnt, const struct iovec *out, int out_cnt)
+			  int in_cnt, const struct iovec *out, int out_cnt,
+			  const struct fuse_completion *later)
 {
-	return handle(srv, in, in_cnt, out, out_cnt, 0);
+	return handle(srv, in, in_cnt, out, out_cnt, 0, later);
 }
 
 size_t fuse_server_fail(struct fuse_server *srv, const struct iovec *in,
 			int in_cnt, const struct iovec *out, int out_cnt,
 			int err)
 {
-	return handle(srv, in, in_cnt, out, out_cnt, err);
+	return handle(srv, in, in_cnt, out, out_cnt, err, NULL);
+}
+
+void fuse_server_abandon_waits(struct fuse_server *srv)
+{
+	fuse_waits_cancel(&srv->waits, true);
 }
 
 uint64_t fuse_server_count(struct fuse_server *srv, uint32_t opcode)

@@ -4,6 +4,7 @@
 #ifndef FSVM_FUSE_SERVER_H
 #define FSVM_FUSE_SERVER_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -36,6 +37,24 @@ struct fuse_server_config {
 	const struct fuse_dax_ops *dax;
 };
 
+/* How a request that must wait (a lock held by someone else) is answered
+ * when the wait ends, on another thread: its reply is already in the out
+ * iovecs given to fuse_server_handle, reply_len bytes long. */
+struct fuse_completion {
+	void (*done)(void *opaque, uint64_t token, size_t reply_len);
+	void *opaque;
+	uint64_t token; /* the device's name for the request */
+};
+
+/* fuse_server_handle's answer for a request that will be answered later,
+ * through its completion. */
+#define FUSE_DEFERRED SIZE_MAX
+
+/* Interrupts the server's waiting threads. Every other thread of the
+ * process must keep it blocked, or its own system calls would fail with
+ * EINTR when someone sends it. */
+#define FUSE_WAIT_SIGNAL SIGUSR2
+
 struct fuse_server;
 
 /* Opens the root and prepares the tables; returns 0 or a negative errno. */
@@ -49,9 +68,17 @@ void fuse_server_destroy(struct fuse_server *srv);
  * headers and names are copied before they are checked. Returns the number
  * of reply bytes written to out: 0 for requests that take no reply
  * (FORGET, BATCH_FORGET) or when out cannot hold even a header.
+ * A request that must wait never blocks the caller: with later, it returns
+ * FUSE_DEFERRED and is answered through later (out must stay valid until
+ * then); without, such a request fails with ENOLCK.
  * Safe to call from several threads at once. */
 size_t fuse_server_handle(struct fuse_server *srv, const struct iovec *in,
-			  int in_cnt, const struct iovec *out, int out_cnt);
+			  int in_cnt, const struct iovec *out, int out_cnt,
+			  const struct fuse_completion *later);
+
+/* The device was reset: every waiting request is dropped unanswered (its
+ * rings are gone). Returns once no wait runs. */
+void fuse_server_abandon_waits(struct fuse_server *srv);
 
 /* Answers a request that cannot be run (a buffer out of reach) with err,
  * as fuse_server_handle would answer it: the reply's length, 0 for a

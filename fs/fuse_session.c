@@ -14,13 +14,17 @@
 /* What we offer; the guest's INIT flags decide what is agreed. */
 static uint64_t flags_offered(const struct fuse_server *srv)
 {
-	uint64_t flags = FUSE_ASYNC_READ | FUSE_POSIX_LOCKS | FUSE_FLOCK_LOCKS |
-			 FUSE_ATOMIC_O_TRUNC | FUSE_EXPORT_SUPPORT |
+	uint64_t flags = FUSE_ASYNC_READ | FUSE_ATOMIC_O_TRUNC | FUSE_EXPORT_SUPPORT |
 			 FUSE_BIG_WRITES | FUSE_DONT_MASK |
 			 FUSE_DO_READDIRPLUS | FUSE_READDIRPLUS_AUTO |
 			 FUSE_PARALLEL_DIROPS | FUSE_HANDLE_KILLPRIV_V2 |
 			 FUSE_MAX_PAGES | FUSE_INIT_EXT;
 
+	/* On a read-only share locks stay in the guest: a lock is no change,
+	 * but a guest holding the host's lock files (dpkg's, say) would
+	 * block the host for as long as it liked. */
+	if (!srv->readonly)
+		flags |= FUSE_POSIX_LOCKS | FUSE_FLOCK_LOCKS;
 	if (srv->cache == FUSE_CACHE_AUTO)
 		flags |= FUSE_AUTO_INVAL_DATA;
 	if (srv->writeback)
@@ -30,11 +34,13 @@ static uint64_t flags_offered(const struct fuse_server *srv)
 	return flags;
 }
 
-/* Forgets everything the guest was given: inodes (but root) and handles. */
+/* Forgets everything the guest was given: waits, inodes (but root) and
+ * handles. */
 static void end_session(struct fuse_server *srv)
 {
 	atomic_store_explicit(&srv->initialized, false, memory_order_release);
 	atomic_store_explicit(&srv->flags, 0, memory_order_relaxed);
+	fuse_waits_cancel(&srv->waits, false);
 	handle_table_reset(&srv->handles);
 	inode_table_reset(&srv->inodes);
 }
@@ -89,11 +95,14 @@ int fuse_destroy(struct fuse_req *req)
 	return 0;
 }
 
-/* Requests here run to completion (a blocked SETLKW included): there is
- * nothing to interrupt, and INTERRUPT takes no reply. */
+/* Only waits can be interrupted: every other request runs to its end at
+ * once. The interrupted request answers EINTR; INTERRUPT itself takes no
+ * reply. (Linux's virtio-fs client sends none, but may one day.) */
 int fuse_interrupt(struct fuse_req *req)
 {
-	(void)req;
+	const struct fuse_interrupt_in *in = (const void *)req->args;
+
+	fuse_wait_interrupt(&req->srv->waits, in->unique);
 	return 0;
 }
 

@@ -613,10 +613,12 @@ int fsvm_run(const struct fsvm_config *cfg)
 	if (vm->stop_eventfd < 0)
 		return EXIT_VMM_ERROR;
 
-	/* vCPU threads inherit this mask: stop signals go to the signalfd,
-	 * and the kick signal is unblocked only inside vCPU threads. */
+	/* Every thread inherits this mask: stop signals go to the signalfd,
+	 * the kick signal is unblocked only inside vCPU threads, and the FUSE
+	 * server's wake-up signal only inside its waiting threads. */
 	sigset_t blocked = stop_signals();
 	sigaddset(&blocked, SIGUSR1);
+	sigaddset(&blocked, FUSE_WAIT_SIGNAL);
 	pthread_sigmask(SIG_BLOCK, &blocked, NULL);
 	signal(SIGPIPE, SIG_IGN);
 

@@ -149,7 +149,7 @@ static void send_request(struct fuse_server *srv, const unsigned char *req,
 		in[1].iov_len = len - a;
 	size_t cut = out_len * c[2] / 256;
 	struct iovec out[2] = { { out_buf, cut }, { out_buf + cut, out_len - cut } };
-	size_t n = fuse_server_handle(srv, in, iov_count, out, 2);
+	size_t n = fuse_server_handle(srv, in, iov_count, out, 2, NULL);
 	struct fuse_out_header oh;
 
 	if (n > out_len || (n && n < sizeof(oh)))

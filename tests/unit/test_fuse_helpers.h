@@ -43,6 +43,8 @@ static struct fuse_out_header fx_hdr;
 static unsigned char *const fx_reply = fx_out + sizeof(struct fuse_out_header);
 static size_t fx_reply_len;
 static size_t fx_returned; /* what fuse_server_handle() returned */
+/* How requests that must wait are answered; NULL: they fail (ENOLCK). */
+static const struct fuse_completion *fx_later;
 
 static inline void req_begin(uint32_t opcode, uint64_t nodeid)
 {
@@ -93,7 +95,7 @@ static inline size_t fx_send_raw(struct fx *f, size_t in_len)
 	};
 
 	memset(fx_out, 0xa5, sizeof(struct fuse_out_header));
-	fx_returned = fuse_server_handle(f->srv, in, 3, out, 2);
+	fx_returned = fuse_server_handle(f->srv, in, 3, out, 2, fx_later);
 	return fx_returned;
 }
 

@@ -245,8 +245,8 @@ static void tiny_reply_buffers(void **state)
 	((struct fuse_in_header *)fx_in)->len = (uint32_t)fx_in_len;
 	struct iovec iov = { fx_in, fx_in_len };
 
-	assert_int_equal(fuse_server_handle(f->srv, &iov, 1, NULL, 0), 0);
-	assert_int_equal(fuse_server_handle(f->srv, &iov, -5, &iov, -1), 0);
+	assert_int_equal(fuse_server_handle(f->srv, &iov, 1, NULL, 0, NULL), 0);
+	assert_int_equal(fuse_server_handle(f->srv, &iov, -5, &iov, -1, NULL), 0);
 }
 
 /* Every request that would change the share, on a read-only one. */
@@ -274,6 +274,9 @@ static void read_only_share_refuses_every_change(void **state)
 		FUSE_SYMLINK, FUSE_LINK, FUSE_UNLINK, FUSE_RMDIR, FUSE_RENAME,
 		FUSE_RENAME2, FUSE_SETXATTR, FUSE_REMOVEXATTR, FUSE_FALLOCATE,
 		FUSE_COPY_FILE_RANGE, FUSE_TMPFILE,
+		/* No change, but a lock held on the host (dpkg's lock file,
+		 * say) blocks the host: locks stay in the guest's kernel. */
+		FUSE_GETLK, FUSE_SETLK, FUSE_SETLKW,
 	};
 	unsigned char args[128] = { 0 };
 
@@ -296,11 +299,19 @@ static void read_only_share_refuses_every_change(void **state)
 
 	/* Reading still works, and nothing changed. */
 	assert_int_equal(fx_open(&f, id, O_RDONLY, &fh), 0);
+	struct fuse_lk_in lk = { .fh = fh, .lk = { .end = 9, .type = F_RDLCK } };
+	req_begin(FUSE_SETLK, id);
+	req_add(&lk, sizeof(lk));
+	assert_int_equal(req_send(&f), -EROFS);
 	assert_int_equal(fx_read(&f, fh, 0, 8, buf), 2);
 	assert_int_equal(stat(fx_path(&f, "f"), &after), 0);
 	assert_int_equal(after.st_mtim.tv_nsec, before.st_mtim.tv_nsec);
 	assert_int_equal(after.st_size, before.st_size);
 	assert_int_equal(fx_lookup(&f, FUSE_ROOT_ID, "d", &e), 0);
+	/* A new session (it ends this one) is not offered host locks. */
+	struct fuse_init_out init;
+	assert_int_equal(fx_init(&f, 38, FX_GUEST_FLAGS, FX_GUEST_FLAGS2, &init), 0);
+	assert_false(init.flags & (FUSE_POSIX_LOCKS | FUSE_FLOCK_LOCKS));
 	fx_stop(&f);
 }
 

@@ -1,4 +1,7 @@
 /* FUSE server tests: POSIX locks between handles, and flock. */
+#include <pthread.h>
+#include <time.h>
+
 #include "tests/unit/test_fuse_helpers.h"
 
 static int lk_req(struct fx *f, uint32_t opcode, uint64_t fh, uint32_t type,
@@ -107,12 +110,221 @@ static void flock_conflicts_and_goes_with_release(void **state)
 	handle_put(&f->srv->handles, held);
 }
 
+/* A request that waits: its own reply buffer, and what its completion saw. */
+struct pending {
+	struct fuse_completion later;
+	unsigned char out[sizeof(struct fuse_out_header) + 8];
+	uint64_t unique;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int done;       /* completions seen */
+	size_t len;
+};
+
+static void pending_done(void *opaque, uint64_t token, size_t len)
+{
+	struct pending *p = opaque;
+
+	assert_int_equal(token, p->unique);
+	pthread_mutex_lock(&p->lock);
+	p->done++;
+	p->len = len;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
+static int done_count(struct pending *p)
+{
+	pthread_mutex_lock(&p->lock);
+	int done = p->done;
+	pthread_mutex_unlock(&p->lock);
+	return done;
+}
+
+/* Sends SETLKW for fh; returns what the server answered at once. */
+static size_t start_setlkw(struct fx *f, struct pending *p, uint64_t fh,
+			   uint32_t type, uint32_t lk_flags)
+{
+	struct fuse_lk_in in = { .fh = fh, .owner = 42,
+				 .lk = { .start = 0, .end = 99, .type = type, .pid = 1 },
+				 .lk_flags = lk_flags };
+	struct fuse_in_header h = { .opcode = FUSE_SETLKW, .nodeid = FUSE_ROOT_ID,
+				    .unique = ++f->unique,
+				    .len = sizeof(h) + sizeof(in) };
+	unsigned char buf[sizeof(h) + sizeof(in)];
+
+	memcpy(buf, &h, sizeof(h));
+	memcpy(buf + sizeof(h), &in, sizeof(in));
+	*p = (struct pending){ .later = { .done = pending_done, .opaque = p,
+					  .token = h.unique },
+			       .unique = h.unique };
+	pthread_mutex_init(&p->lock, NULL);
+	pthread_cond_init(&p->cond, NULL);
+	struct iovec iv = { buf, sizeof(buf) }, ov = { p->out, sizeof(p->out) };
+
+	return fuse_server_handle(f->srv, &iv, 1, &ov, 1, &p->later);
+}
+
+/* Waits (up to 10 s) for the request's answer; returns its error. */
+static int finish(struct pending *p)
+{
+	struct timespec until;
+	struct fuse_out_header oh;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 10;
+	pthread_mutex_lock(&p->lock);
+	while (!p->done && pthread_cond_timedwait(&p->cond, &p->lock, &until) == 0)
+		;
+	pthread_mutex_unlock(&p->lock);
+	assert_int_equal(p->done, 1);
+	assert_int_equal(p->len, sizeof(oh));
+	memcpy(&oh, p->out, sizeof(oh));
+	assert_int_equal(oh.len, sizeof(oh));
+	assert_int_equal(oh.unique, p->unique);
+	return oh.error;
+}
+
+static void interrupt(struct fx *f, uint64_t unique)
+{
+	struct fuse_interrupt_in in = { .unique = unique };
+
+	req_begin(FUSE_INTERRUPT, 0);
+	req_add(&in, sizeof(in));
+	assert_int_equal(req_send(f), 0);
+	assert_int_equal(fx_returned, 0); /* INTERRUPT itself has no reply */
+}
+
+/* The attack: two guest processes contend for one lock. The waiter must
+ * not hold the queue, or the holder's unlock behind it never runs. */
+static void waits_leave_the_queue_free(void **state)
+{
+	struct fx *f = *state;
+	struct pending p;
+	uint64_t a, b;
+
+	open_twice(f, &a, &b);
+	for (int flock_too = 0; flock_too < 2; flock_too++) {
+		uint32_t fl = flock_too ? FUSE_LK_FLOCK : 0;
+		assert_int_equal(lk_req(f, FUSE_SETLK, a, F_WRLCK, 0, 99, fl, NULL), 0);
+		assert_int_equal(start_setlkw(f, &p, b, F_WRLCK, fl), FUSE_DEFERRED);
+		/* The queue goes on: other requests, then the unlock. */
+		assert_int_equal(fx_getattr(f, FUSE_ROOT_ID, &(struct fuse_attr){ 0 }), 0);
+		assert_int_equal(done_count(&p), 0);
+		assert_int_equal(lk_req(f, FUSE_SETLK, a, F_UNLCK, 0, 99, fl, NULL), 0);
+		assert_int_equal(finish(&p), 0);
+		/* b holds it now. */
+		assert_int_equal(lk_req(f, FUSE_SETLK, a, F_WRLCK, 0, 99, fl, NULL),
+				 flock_too ? -EWOULDBLOCK : -EAGAIN);
+		assert_int_equal(lk_req(f, FUSE_SETLK, b, F_UNLCK, 0, 99, fl, NULL), 0);
+	}
+}
+
+/* INTERRUPT ends the wait with EINTR; the lock stays with its holder. */
+static void interrupt_ends_a_wait(void **state)
+{
+	struct fx *f = *state;
+	struct pending p, other;
+	struct fuse_file_lock got;
+	uint64_t a, b;
+
+	open_twice(f, &a, &b);
+	assert_int_equal(lk_req(f, FUSE_SETLK, a, F_WRLCK, 0, 99, 0, NULL), 0);
+	assert_int_equal(start_setlkw(f, &p, b, F_WRLCK, 0), FUSE_DEFERRED);
+	assert_int_equal(start_setlkw(f, &other, b, F_RDLCK, FUSE_LK_FLOCK),
+			 sizeof(struct fuse_out_header)); /* taken at once */
+	interrupt(f, p.unique + 1000); /* no such wait: nothing happens */
+	assert_int_equal(done_count(&p), 0);
+	interrupt(f, p.unique);
+	assert_int_equal(finish(&p), -EINTR);
+	assert_int_equal(lk_req(f, FUSE_GETLK, b, F_WRLCK, 0, 99, 0, &got), 0);
+	assert_int_equal(got.type, F_WRLCK);
+}
+
+/* A lock held outside the guest (another host process): the guest waits;
+ * a reset drops the wait unanswered and at once; a session's end answers
+ * it with EINTR. */
+static void waits_end_with_the_session_or_the_device(void **state)
+{
+	struct fx *f = *state;
+	struct pending p;
+	uint64_t a, b;
+	struct timespec t0, t1;
+
+	open_twice(f, &a, &b);
+	int host = open(fx_path(f, "f"), O_RDWR);
+	struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
+
+	assert_int_equal(fcntl(host, F_OFD_SETLK, &fl), 0);
+	assert_int_equal(start_setlkw(f, &p, b, F_WRLCK, 0), FUSE_DEFERRED);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	fuse_server_abandon_waits(f->srv);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_true(t1.tv_sec - t0.tv_sec < 2);
+	assert_int_equal(done_count(&p), 0);
+
+	assert_int_equal(start_setlkw(f, &p, a, F_WRLCK, 0), FUSE_DEFERRED);
+	req_begin(FUSE_DESTROY, FUSE_ROOT_ID);
+	assert_int_equal(req_send(f), 0);
+	assert_int_equal(finish(&p), -EINTR);
+	close(host);
+}
+
+/* Waits are capped: past the cap, or with no way to answer later, a
+ * request that would wait fails with ENOLCK; the share goes on. */
+static void waits_are_capped(void **state)
+{
+	struct fx *f = *state;
+	static struct pending p[65];
+	uint64_t holder, fh[65];
+
+	fx_write_file(f, "f", "x");
+	uint64_t id = fx_lookup_id(f, FUSE_ROOT_ID, "f");
+
+	assert_int_equal(fx_open(f, id, O_RDWR, &holder), 0);
+	assert_int_equal(lk_req(f, FUSE_SETLK, holder, F_WRLCK, 0, 99, 0, NULL), 0);
+	assert_int_equal(lk_req(f, FUSE_SETLKW, holder + 1000, F_WRLCK, 0, 99, 0, NULL), -EBADF);
+	assert_int_equal(fx_open(f, id, O_RDWR, &fh[0]), 0);
+	assert_int_equal(lk_req(f, FUSE_SETLKW, fh[0], F_WRLCK, 0, 99, 0, NULL), -ENOLCK);
+	for (int i = 0; i < 65; i++) {
+		if (i)
+			assert_int_equal(fx_open(f, id, O_RDWR, &fh[i]), 0);
+		size_t n = start_setlkw(f, &p[i], fh[i], F_WRLCK, 0);
+		assert_int_equal(n, i < 64 ? FUSE_DEFERRED : sizeof(struct fuse_out_header));
+	}
+	struct fuse_out_header oh;
+	memcpy(&oh, p[64].out, sizeof(oh));
+	assert_int_equal(oh.error, -ENOLCK);
+	assert_int_equal(fx_getattr(f, id, &(struct fuse_attr){ 0 }), 0);
+	/* Unlocked, every wait ends, one after another. */
+	assert_int_equal(lk_req(f, FUSE_SETLK, holder, F_UNLCK, 0, 99, 0, NULL), 0);
+	bool unlocked[64] = { false };
+	int left = 64;
+	for (int polls = 0; left && polls < 10000; polls++) {
+		for (int i = 0; i < 64; i++) {
+			if (!done_count(&p[i]) || unlocked[i])
+				continue;
+			assert_int_equal(lk_req(f, FUSE_SETLK, fh[i], F_UNLCK, 0, 99, 0, NULL), 0);
+			unlocked[i] = true;
+			left--;
+		}
+		usleep(1000);
+	}
+	assert_int_equal(left, 0);
+	for (int i = 0; i < 64; i++)
+		assert_int_equal(finish(&p[i]), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		FX_TEST(posix_locks_conflict_between_handles),
 		FX_TEST(bad_locks_are_refused),
 		FX_TEST(flock_conflicts_and_goes_with_release),
+		FX_TEST(waits_leave_the_queue_free),
+		FX_TEST(interrupt_ends_a_wait),
+		FX_TEST(waits_end_with_the_session_or_the_device),
+		FX_TEST(waits_are_capped),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

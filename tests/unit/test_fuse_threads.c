@@ -39,7 +39,7 @@ static int w_send(struct worker *w)
 
 	((struct fuse_in_header *)w->in)->len = (uint32_t)w->in_len;
 	struct iovec in = { w->in, w->in_len }, out = { w->out, sizeof(w->out) };
-	size_t n = fuse_server_handle(w->f->srv, &in, 1, &out, 1);
+	size_t n = fuse_server_handle(w->f->srv, &in, 1, &out, 1, NULL);
 
 	if (n == 0)
 		return 0;
