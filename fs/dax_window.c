@@ -14,12 +14,26 @@
 
 #include "vmm/log.h"
 
-/* Unmapped window pages: no access, no memory, no swap reservation. */
+/* Every window page can be read and written by the guest, mapped or not:
+ * KVM fails KVM_RUN with EFAULT on a page it cannot back, without saying
+ * which, and the VM could only stop. So what the guest has not mapped is
+ * scratch memory (the zero page until written, no swap reservation), and
+ * a read-only mapping is a private one, whose written pages become the
+ * guest's own copies: a guest's stray store lands there, never in a file.
+ * At worst a hostile guest dirties the whole window: the window's size is
+ * the cap on what it costs the host. */
+#define SCRATCH_PROT (PROT_READ | PROT_WRITE)
+#define SCRATCH_FLAGS (MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE)
+#define FILE_PROT (PROT_READ | PROT_WRITE)
+
+static int file_flags(bool writable)
+{
+	return writable ? MAP_SHARED : MAP_PRIVATE | MAP_NORESERVE;
+}
+
 static void *reserve(void *at, uint64_t len)
 {
-	return mmap(at, len, PROT_NONE,
-		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
-			    (at ? MAP_FIXED : 0),
+	return mmap(at, len, SCRATCH_PROT, SCRATCH_FLAGS | (at ? MAP_FIXED : 0),
 		    -1, 0);
 }
 
@@ -211,8 +225,7 @@ int dax_window_map(void *opaque, uint64_t moffset, uint64_t len, int fd,
 	err = w->nr_maps + 2 > DAX_WINDOW_MAX_MAPPINGS ? -ENOSPC : 0;
 	bool lost = false;
 	if (!err)
-		err = place(w, moffset, len,
-			    PROT_READ | (writable ? PROT_WRITE : 0), MAP_SHARED,
+		err = place(w, moffset, len, FILE_PROT, file_flags(writable),
 			    fd, foffset, &lost);
 	/* In place, or the old mapping gone: the records follow. */
 	if (!err || lost) {
@@ -240,8 +253,7 @@ int dax_window_unmap(void *opaque, uint64_t moffset, uint64_t len)
 	int err = forget_range(w, moffset, len);
 	bool lost;
 	if (!err)
-		err = place(w, moffset, len, PROT_NONE,
-			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0,
+		err = place(w, moffset, len, SCRATCH_PROT, SCRATCH_FLAGS, -1, 0,
 			    &lost);
 	pthread_mutex_unlock(&w->lock);
 	return err;
@@ -254,13 +266,10 @@ static int remap(struct dax_window *w, const struct dax_mapping *m,
 {
 	uint64_t off = m->moffset + (from - m->foffset);
 	bool lost;
-	return file_backed
-		       ? place(w, off, to - from,
-			       PROT_READ | (m->writable ? PROT_WRITE : 0),
-			       MAP_SHARED, m->fd, from, &lost)
-		       : place(w, off, to - from, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
-			       0, &lost);
+	return file_backed ? place(w, off, to - from, FILE_PROT,
+				   file_flags(m->writable), m->fd, from, &lost)
+			   : place(w, off, to - from, SCRATCH_PROT,
+				   SCRATCH_FLAGS, -1, 0, &lost);
 }
 
 static uint64_t page_up(uint64_t x)

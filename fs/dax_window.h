@@ -1,6 +1,6 @@
 /* The DAX window on the host: one reserved range of address space whose
  * pages become host file mappings on FUSE_SETUPMAPPING and go back to
- * inaccessible on FUSE_REMOVEMAPPING. The VMM exposes the same range to
+ * scratch memory on FUSE_REMOVEMAPPING. The VMM exposes the same range to
  * the guest as one memory slot, so a mapping here is a mapping there. */
 #ifndef FSVM_DAX_WINDOW_H
 #define FSVM_DAX_WINDOW_H
