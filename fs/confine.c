@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -27,6 +28,52 @@ int confine_reopen(int proc_fd, int fd, int flags)
 	int r = openat(proc_fd, confine_fd_name(fd).s, flags | O_CLOEXEC);
 
 	return r < 0 ? -errno : r;
+}
+
+/* Deeper than any real tree: a walk this long is a loop (a bind mount of
+ * a directory inside itself) and counts as outside. */
+#define CONFINE_MAX_DEPTH 4096
+
+static bool same_file(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino;
+}
+
+int confine_below(int fd, const struct stat *root)
+{
+	int cur = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	int result = 0;
+
+	if (cur < 0)
+		return -errno;
+	for (int depth = 0; depth < CONFINE_MAX_DEPTH; depth++) {
+		struct stat st, up_st;
+
+		if (fstat(cur, &st) < 0) {
+			result = -errno;
+			break;
+		}
+		if (same_file(&st, root)) {
+			result = 1;
+			break;
+		}
+		int up = openat(cur, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+		if (up < 0) {
+			result = -errno;
+			break;
+		}
+		close(cur);
+		cur = up;
+		if (fstat(cur, &up_st) < 0) {
+			result = -errno;
+			break;
+		}
+		if (same_file(&up_st, &st))
+			break; /* "/" is its own parent: root was not on the way */
+	}
+	close(cur);
+	return result;
 }
 
 int confine_stat(int fd, struct stat *st)

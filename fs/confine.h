@@ -16,6 +16,11 @@ int confine_open_child(int dirfd, const char *name, int flags, mode_t mode);
  * The caller refuses symlinks first. Returns an fd or -errno. */
 int confine_reopen(int proc_fd, int fd, int flags);
 
+/* True (1) if the directory open at fd is root or lies below it, walking
+ * up through "..": a directory the host moved out of the share is not, so
+ * its parent is out of the guest's reach. Returns 1, 0 or -errno. */
+int confine_below(int fd, const struct stat *root);
+
 /* lstat of what an O_PATH fd names. Returns 0 or -errno. */
 int confine_stat(int fd, struct stat *st);
 

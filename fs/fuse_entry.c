@@ -9,27 +9,44 @@
 #include "fs/confine.h"
 #include "fs/fuse_internal.h"
 
+/* Opens dir's parent (O_PATH), if it is in the share. A directory the
+ * guest knows may have been moved out of the share on the host since:
+ * its parent is then outside, and not the guest's to see. */
+static int open_parent(struct fuse_req *req, struct inode *dir)
+{
+	struct inode *root = req->srv->inodes.root;
+	struct stat root_st = { .st_dev = root->dev, .st_ino = root->ino };
+
+	/* Root's parent is outside: there ".." is root again. */
+	int fd = dir == root ? fcntl(dir->fd, F_DUPFD_CLOEXEC, 0)
+			     : openat(dir->fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0 || dir == root)
+		return fd < 0 ? -errno : fd;
+	int below = confine_below(fd, &root_st);
+
+	if (below == 1)
+		return fd;
+	close(fd);
+	return below < 0 ? below : -ENOENT;
+}
+
 /* Opens (O_PATH) what name names in dir. "." and ".." reach us only from
  * the guest's NFS export code (we offer EXPORT_SUPPORT): "." is dir
- * itself, ".." its parent, but root's parent is outside the share, so
- * there ".." is root again. Every other directory the guest can name lies
- * inside the share, and so does its parent. */
+ * itself, ".." its parent within the share. */
 static int open_entry(struct fuse_req *req, struct inode *dir, const char *name)
 {
-	int fd;
-
 	if (dir->type != S_IFDIR)
 		return -ENOTDIR;
-	if (!strcmp(name, ".") ||
-	    (!strcmp(name, "..") && dir == req->srv->inodes.root))
-		fd = fcntl(dir->fd, F_DUPFD_CLOEXEC, 0);
-	else if (!strcmp(name, ".."))
-		fd = openat(dir->fd, "..", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	else if (strchr(name, '/'))
+	if (!strcmp(name, "..")) {
+		return open_parent(req, dir);
+	} else if (!strcmp(name, ".")) {
+		int fd = fcntl(dir->fd, F_DUPFD_CLOEXEC, 0);
+		return fd < 0 ? -errno : fd;
+	}
+	if (strchr(name, '/'))
 		return -EINVAL;
-	else
-		return confine_open_child(dir->fd, name, O_PATH, 0);
-	return fd < 0 ? -errno : fd;
+	return confine_open_child(dir->fd, name, O_PATH, 0);
 }
 
 int fuse_lookup(struct fuse_req *req)

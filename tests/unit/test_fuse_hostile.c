@@ -528,6 +528,45 @@ static void dax_requests_without_a_window(void **state)
 	assert_int_equal(removemapping(f, 1, &one, 1), -ENOSYS);
 }
 
+/* The host moves a directory the guest knows out of the share: its ".."
+ * is then outside, and the guest must not reach it. One moved inside the
+ * share keeps its new parent. */
+static void dotdot_never_leaves_the_share(void **state)
+{
+	struct fx *f = *state;
+	struct fuse_entry_out e;
+	char outside[] = "/tmp/fsvm-outside-XXXXXX", moved[128], from[512];
+
+	assert_int_equal(mkdir(fx_path(f, "a"), 0755), 0);
+	assert_int_equal(mkdir(fx_path(f, "a/b"), 0755), 0);
+	assert_int_equal(mkdir(fx_path(f, "c"), 0755), 0);
+	uint64_t a = fx_lookup_id(f, FUSE_ROOT_ID, "a");
+	uint64_t b = fx_lookup_id(f, a, "b");
+	uint64_t c = fx_lookup_id(f, FUSE_ROOT_ID, "c");
+
+	assert_int_equal(fx_lookup(f, b, "..", &e), 0);
+	assert_int_equal(e.nodeid, a);
+	assert_int_equal(fx_lookup(f, FUSE_ROOT_ID, "..", &e), 0);
+	assert_int_equal(e.nodeid, FUSE_ROOT_ID);
+
+	/* fx_path has one buffer: copy the first path. */
+	snprintf(from, sizeof(from), "%s", fx_path(f, "a/b"));
+	assert_int_equal(rename(from, fx_path(f, "c/b")), 0);
+	assert_int_equal(fx_lookup(f, b, "..", &e), 0);
+	assert_int_equal(e.nodeid, c);
+
+	assert_non_null(mkdtemp(outside));
+	snprintf(moved, sizeof(moved), "%s/b", outside);
+	assert_int_equal(rename(fx_path(f, "c/b"), moved), 0);
+	assert_int_equal(fx_lookup(f, b, "..", &e), -ENOENT);
+	/* Back in, deeper: its parent is the guest's again. */
+	assert_int_equal(mkdir(fx_path(f, "c/b2"), 0755), 0);
+	assert_int_equal(rename(moved, fx_path(f, "c/b2/b")), 0);
+	assert_int_equal(fx_lookup(f, b, "..", &e), 0);
+	assert_int_equal(e.nodeid, fx_lookup_id(f, c, "b2"));
+	assert_int_equal(rmdir(outside), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -543,6 +582,7 @@ int main(void)
 		cmocka_unit_test(dax_window_hears_of_growth),
 		FX_TEST(dax_requests_without_a_window),
 		FX_TEST(unreachable_requests_are_failed_not_run),
+		FX_TEST(dotdot_never_leaves_the_share),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
