@@ -162,7 +162,8 @@ static void virtio_fs_reset(void *opaque)
 
 int virtio_fs_create(struct virtio_fs *fs, const char *tag,
 		     const struct fuse_server_config *cfg,
-		     unsigned int nr_request_queues, uint64_t dax_size)
+		     unsigned int nr_request_queues, uint64_t dax_size,
+		     unsigned int dax_max_maps)
 {
 	memset(fs, 0, sizeof(*fs));
 	if (strlen(tag) > sizeof(fs->config.tag) || nr_request_queues == 0 ||
@@ -175,7 +176,7 @@ int virtio_fs_create(struct virtio_fs *fs, const char *tag,
 		return -errno;
 	struct fuse_server_config server_cfg = *cfg;
 	if (dax_size) {
-		int err = dax_window_create(&fs->dax, dax_size);
+		int err = dax_window_create(&fs->dax, dax_size, dax_max_maps);
 		if (err)
 			return err;
 		server_cfg.dax = &fs->dax.ops;

@@ -28,9 +28,11 @@ struct virtio_fs {
 };
 
 /* Creates the device for one share, exported under tag, with a DAX
- * window of dax_size bytes (0: none); fs->dev is then for a transport. */
+ * window of dax_size bytes (0: none) holding at most dax_max_maps
+ * mappings; fs->dev is then for a transport. */
 int virtio_fs_create(struct virtio_fs *fs, const char *tag,
 		     const struct fuse_server_config *cfg,
-		     unsigned int nr_request_queues, uint64_t dax_size);
+		     unsigned int nr_request_queues, uint64_t dax_size,
+		     unsigned int dax_max_maps);
 
 #endif

@@ -70,15 +70,17 @@ static int place(struct dax_window *w, uint64_t off, uint64_t len, int prot,
 	return err;
 }
 
-int dax_window_create(struct dax_window *w, uint64_t size)
+int dax_window_create(struct dax_window *w, uint64_t size,
+		      unsigned int max_maps)
 {
 	memset(w, 0, sizeof(*w));
-	if (size == 0 || size % DAX_WINDOW_ALIGN)
+	/* Room for a split: forgetting a range may cut a record in two. */
+	if (size == 0 || size % DAX_WINDOW_ALIGN || max_maps < 2)
 		return -EINVAL;
 	w->watch_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (w->watch_fd < 0)
 		return -errno;
-	w->maps = calloc(DAX_WINDOW_MAX_MAPPINGS, sizeof(*w->maps));
+	w->maps = calloc(max_maps, sizeof(*w->maps));
 	void *base = w->maps ? reserve(NULL, size) : MAP_FAILED;
 	if (base == MAP_FAILED) {
 		int err = w->maps ? -errno : -ENOMEM;
@@ -92,6 +94,7 @@ int dax_window_create(struct dax_window *w, uint64_t size)
 	pthread_mutex_init(&w->lock, NULL);
 	w->base = base;
 	w->size = size;
+	w->max_maps = max_maps;
 	w->ops = (struct fuse_dax_ops){.map = dax_window_map,
 				       .unmap = dax_window_unmap,
 				       .file_grown = dax_window_file_grown,
@@ -159,7 +162,7 @@ static int forget_range(struct dax_window *w, uint64_t off, uint64_t len)
 			continue; /* slot i now holds another record */
 		}
 		if (m->moffset < off && m_end > end) {
-			if (w->nr_maps == DAX_WINDOW_MAX_MAPPINGS)
+			if (w->nr_maps == w->max_maps)
 				return -ENOSPC;
 			int fd = fcntl(m->fd, F_DUPFD_CLOEXEC, 0);
 			if (fd < 0)
@@ -222,7 +225,7 @@ int dax_window_map(void *opaque, uint64_t moffset, uint64_t len, int fd,
 		return -errno;
 	pthread_mutex_lock(&w->lock);
 	/* Room for the new record even if forgetting splits one. */
-	err = w->nr_maps + 2 > DAX_WINDOW_MAX_MAPPINGS ? -ENOSPC : 0;
+	err = w->nr_maps + 2 > w->max_maps ? -ENOSPC : 0;
 	bool lost = false;
 	if (!err)
 		err = place(w, moffset, len, FILE_PROT, file_flags(writable),

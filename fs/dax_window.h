@@ -13,7 +13,7 @@
 
 #define DAX_WINDOW_ALIGN 4096ULL
 /* The Linux client maps 2 MiB at a time: 4,096 mappings fill 8 GiB. */
-#define DAX_WINDOW_MAX_MAPPINGS 16384
+#define DAX_WINDOW_LINUX_CHUNK (2ULL << 20)
 
 /* One file range mapped into the window. fd is our own reference and wd
  * our inotify watch on it (-1: none), to follow the host file's size:
@@ -33,12 +33,15 @@ struct dax_window {
 	pthread_mutex_t lock;
 	struct dax_mapping *maps;
 	unsigned int nr_maps;
+	unsigned int max_maps; /* each an fd and up to two host memory maps */
 	int watch_fd; /* inotify: IN_MODIFY of mapped files */
 	bool lost_pages; /* some mapping has zero pages (a shrunk file) */
 };
 
-/* Reserves size bytes (a multiple of DAX_WINDOW_ALIGN) of address space. */
-int dax_window_create(struct dax_window *w, uint64_t size);
+/* Reserves size bytes (a multiple of DAX_WINDOW_ALIGN) of address space,
+ * for at most max_maps mappings (past them, mapping fails with ENOSPC). */
+int dax_window_create(struct dax_window *w, uint64_t size,
+		      unsigned int max_maps);
 void dax_window_destroy(struct dax_window *w);
 
 /* fuse_dax_ops callbacks (opaque is the window). */

@@ -30,6 +30,7 @@ struct fuse_server {
 	bool readonly;
 	enum fuse_cache_mode cache;
 	bool writeback;
+	bool devices;
 	const struct fuse_dax_ops *dax;
 	bool host_root; /* running as root: give new files the guest's owner */
 	int proc_fd;    /* /proc/self/fd, to reopen O_PATH fds */

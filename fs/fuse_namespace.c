@@ -56,7 +56,13 @@ int fuse_mknod(struct fuse_req *req)
 	struct inode *dir;
 
 	switch (in->mode & S_IFMT) {
-	case S_IFREG: case S_IFCHR: case S_IFBLK: case S_IFIFO: case S_IFSOCK:
+	case S_IFREG: case S_IFIFO: case S_IFSOCK:
+		break;
+	case S_IFCHR: case S_IFBLK:
+		/* A device node on the host is a door to that device for
+		 * whoever can reach it there: only where the share asks. */
+		if (!req->srv->devices)
+			return -EPERM;
 		break;
 	default:
 		return -EINVAL;

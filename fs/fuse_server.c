@@ -120,6 +120,7 @@ int fuse_server_create(const struct fuse_server_config *cfg,
 		.readonly = cfg->readonly,
 		.cache = cfg->cache,
 		.writeback = cfg->writeback && cfg->cache != FUSE_CACHE_NONE,
+		.devices = cfg->devices,
 		.dax = cfg->dax,
 		.host_root = geteuid() == 0,
 		.proc_fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC),
@@ -138,10 +139,14 @@ int fuse_server_create(const struct fuse_server_config *cfg,
 	err = kind < 0 ? kind : kind == HOST_FS_PSEUDO ? -EPERM : 0;
 	if (err)
 		goto fail;
-	err = handle_table_init(&srv->handles);
+	err = handle_table_init(&srv->handles, cfg->max_handles
+					       ? cfg->max_handles
+					       : FUSE_DEFAULT_MAX_HANDLES);
 	if (err)
 		goto fail;
-	err = inode_table_init(&srv->inodes, root_fd, &st, kind);
+	err = inode_table_init(&srv->inodes, root_fd, &st, kind,
+			       cfg->max_inodes ? cfg->max_inodes
+					       : FUSE_DEFAULT_MAX_INODES);
 	if (err) {
 		handle_table_fini(&srv->handles);
 		goto fail;

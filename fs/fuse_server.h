@@ -34,8 +34,17 @@ struct fuse_server_config {
 	bool readonly;     /* every write fails with EROFS */
 	enum fuse_cache_mode cache;
 	bool writeback;    /* offer FUSE_WRITEBACK_CACHE (not with cache=none) */
+	bool devices;      /* the guest may make device nodes (MKNOD) */
+	/* Caps on what the guest holds: looked-up inodes and open files
+	 * (each a host fd). Past them, requests fail with ENFILE. 0: the
+	 * defaults below. */
+	unsigned int max_inodes;
+	unsigned int max_handles;
 	const struct fuse_dax_ops *dax;
 };
+
+#define FUSE_DEFAULT_MAX_INODES 65536
+#define FUSE_DEFAULT_MAX_HANDLES 16384
 
 /* How a request that must wait (a lock held by someone else) is answered
  * when the wait ends, on another thread: its reply is already in the out

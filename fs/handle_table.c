@@ -38,10 +38,10 @@ static void maybe_grow(struct handle_table *t)
 	free(old);
 }
 
-int handle_table_init(struct handle_table *t)
+int handle_table_init(struct handle_table *t, size_t max)
 {
 	*t = (struct handle_table){ .buckets = HANDLE_TABLE_MIN_BUCKETS,
-				    .next_fh = 1 };
+				    .max = max, .next_fh = 1 };
 	t->chains = calloc(t->buckets, sizeof(*t->chains));
 	if (!t->chains)
 		return -ENOMEM;
@@ -78,6 +78,11 @@ int handle_table_add(struct handle_table *t, int fd, bool writable,
 			      .is_dir = is_dir, .kind = kind, .refs = 1 };
 	pthread_mutex_init(&h->dir_lock, NULL);
 	pthread_mutex_lock(&t->lock);
+	if (t->count >= t->max) {
+		pthread_mutex_unlock(&t->lock);
+		free_handle(h);
+		return -ENFILE;
+	}
 	h->fh = t->next_fh++;
 	h->next = t->chains[slot(t, h->fh)];
 	t->chains[slot(t, h->fh)] = h;

@@ -26,15 +26,18 @@ struct handle_table {
 	struct handle **chains;
 	size_t buckets; /* a power of two */
 	size_t count;
+	size_t max;       /* a new handle past this many: -ENFILE */
 	uint64_t next_fh; /* grows only: handles are never reused */
 };
 
-int handle_table_init(struct handle_table *t);
+/* A table of at most max handles. */
+int handle_table_init(struct handle_table *t, size_t max);
 /* Closes every handle; nobody may hold a reference any more. */
 void handle_table_fini(struct handle_table *t);
 
 /* Files fd (taken over: closed on failure; on a file system of the given
- * kind) under a new handle, returned in *fh. Returns 0 or -errno. */
+ * kind) under a new handle, returned in *fh. Returns 0, -ENFILE when the
+ * table is full, or another -errno. */
 int handle_table_add(struct handle_table *t, int fd, bool writable,
 		     bool is_dir, enum host_fs_kind kind, uint64_t *fh);
 

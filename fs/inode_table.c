@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <linux/fuse.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -85,10 +86,11 @@ static void maybe_grow(struct inode_table *t)
 }
 
 int inode_table_init(struct inode_table *t, int root_fd,
-		     const struct stat *root_st, enum host_fs_kind kind)
+		     const struct stat *root_st, enum host_fs_kind kind,
+		     size_t max)
 {
 	*t = (struct inode_table){ .buckets = INODE_TABLE_MIN_BUCKETS,
-				   .next_nodeid = FUSE_ROOT_ID + 1 };
+				   .max = max, .next_nodeid = FUSE_ROOT_ID + 1 };
 	t->by_id = calloc(t->buckets, sizeof(*t->by_id));
 	t->by_key = calloc(t->buckets, sizeof(*t->by_key));
 	t->root = calloc(1, sizeof(*t->root));
@@ -175,10 +177,12 @@ int inode_table_add_lookup(struct inode_table *t, int fd,
 		if (n->dev == st->st_dev && n->ino == st->st_ino)
 			break;
 	}
+	bool full = !n && t->count >= t->max;
+
 	if (n) {
 		n->nlookup++;
 		*nodeid = n->nodeid;
-	} else if (fresh) {
+	} else if (fresh && !full) {
 		uint64_t id = t->next_nodeid++;
 		*fresh = (struct inode){
 			.nodeid = kind == HOST_FS_PSEUDO ? id | INODE_SEALED : id,
@@ -196,9 +200,10 @@ int inode_table_add_lookup(struct inode_table *t, int fd,
 		free(fresh);
 		return 0;
 	}
-	if (!fresh) {
+	if (!fresh || full) {
 		close(fd);
-		return -ENOMEM;
+		free(fresh);
+		return full ? -ENFILE : -ENOMEM;
 	}
 	return 0;
 }

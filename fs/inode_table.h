@@ -36,14 +36,16 @@ struct inode_table {
 	struct inode **by_key; /* hash chains by (dev, ino) */
 	size_t buckets;        /* a power of two, shared by both */
 	size_t count;
+	size_t max;            /* a new inode past this many: -ENFILE */
 	uint64_t next_nodeid;  /* grows only: node ids are never reused */
 	struct inode *root;
 };
 
 /* Makes root_fd (O_PATH, taken over; on a file system of the given kind)
- * node id 1. Returns 0 or -errno. */
+ * node id 1, in a table of at most max inodes. Returns 0 or -errno. */
 int inode_table_init(struct inode_table *t, int root_fd,
-		     const struct stat *root_st, enum host_fs_kind kind);
+		     const struct stat *root_st, enum host_fs_kind kind,
+		     size_t max);
 /* Closes every inode's fd; nobody may hold a reference any more. */
 void inode_table_fini(struct inode_table *t);
 
@@ -53,7 +55,8 @@ void inode_put(struct inode_table *t, struct inode *inode);
 
 /* Counts one more guest lookup of the file open at fd (O_PATH|O_NOFOLLOW,
  * taken over: closed if the file already has an inode) on a file system of
- * the given kind, and returns its node id in *nodeid. Returns 0 or -errno. */
+ * the given kind, and returns its node id in *nodeid. Returns 0, -ENFILE
+ * when the table is full, or another -errno. */
 int inode_table_add_lookup(struct inode_table *t, int fd,
 			   const struct stat *st, enum host_fs_kind kind,
 			   uint64_t *nodeid);

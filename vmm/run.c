@@ -23,6 +23,7 @@
 #include "devices/pci_host.h"
 #include "devices/rtc.h"
 #include "devices/virtio_fs.h"
+#include "fs/host_fs.h"
 #include "guest/protocol.h"
 #include "virtio/virtio_mmio.h"
 #include "virtio/virtio_pci.h"
@@ -331,6 +332,52 @@ static int add_transport(struct run *r, unsigned int i)
 	return err ? err : virtio_mmio_plug(m);
 }
 
+/* The VMM keeps this many fds and memory maps for itself; the rest is
+ * split between the shares. */
+#define VMM_FD_RESERVE 256
+#define VMM_MAP_RESERVE 8192
+
+/* Caps on what one share's guest can make the VMM hold. Every inode it
+ * looks up, file it opens and DAX mapping it makes is a host fd, and every
+ * mapping up to two host memory maps (the process may have
+ * vm.max_map_count, after which it cannot even start a thread). Each share
+ * gets an even part of both limits, so a guest that reaches its caps on
+ * one share gets ENFILE or ENOSPC there, and the other shares and the VMM
+ * go on. */
+static void share_caps(struct run *r, struct fuse_server_config *cfg,
+		       unsigned int *dax_max_maps)
+{
+	unsigned int shares = 1 + r->cfg->nr_shares;
+	struct rlimit lim = {.rlim_cur = 1024};
+	getrlimit(RLIMIT_NOFILE, &lim);
+	unsigned long long map_count = 65530;
+	FILE *f = fopen("/proc/sys/vm/max_map_count", "re");
+	if (f) {
+		if (fscanf(f, "%llu", &map_count) != 1)
+			map_count = 65530;
+		fclose(f);
+	}
+	uint64_t fds = lim.rlim_cur > VMM_FD_RESERVE * 2
+			       ? (lim.rlim_cur - VMM_FD_RESERVE) / shares
+			       : 64;
+	uint64_t maps = map_count > VMM_MAP_RESERVE * 2
+				? (map_count - VMM_MAP_RESERVE) / 2 / shares
+				: 64;
+	/* The Linux client fills the window 2 MiB at a time. */
+	uint64_t want = r->dax_size / DAX_WINDOW_LINUX_CHUNK + 16;
+	maps = maps < want ? maps : want;
+	maps = maps < fds / 4 ? maps : fds / 4;
+	uint64_t handles = fds / 4 < FUSE_DEFAULT_MAX_HANDLES
+				   ? fds / 4
+				   : FUSE_DEFAULT_MAX_HANDLES;
+	uint64_t inodes = fds - maps - handles;
+	*dax_max_maps = (unsigned int)(maps > 2 ? maps : 2);
+	cfg->max_handles = (unsigned int)handles;
+	cfg->max_inodes = (unsigned int)(inodes < FUSE_DEFAULT_MAX_INODES
+						 ? inodes
+						 : FUSE_DEFAULT_MAX_INODES);
+}
+
 /* One virtio-fs device per share: the root first (tag "root"). */
 static int add_share(struct run *r, const char *what, const char *host,
 		     const char *guest, const char *mode)
@@ -342,6 +389,12 @@ static int add_share(struct run *r, const char *what, const char *host,
 		return setup_error(what, host, -errno);
 	if (!S_ISDIR(st.st_mode))
 		return setup_error(what, "not a directory", 0);
+	int fd = open(path, O_PATH | O_CLOEXEC);
+	int kind = fd < 0 ? -errno : host_fs_kind(fd);
+	if (fd >= 0)
+		close(fd);
+	if (kind == HOST_FS_PSEUDO)
+		return setup_error(what, "is a pseudo file system (the host's own state): never shared", 0);
 	if (i == 0)
 		snprintf(r->share_tag[i], sizeof(r->share_tag[i]), "%s",
 			 GUEST_ROOT_TAG);
@@ -358,8 +411,10 @@ static int add_share(struct run *r, const char *what, const char *host,
 		.writeback = cache_mode(r->cfg->cache) != FUSE_CACHE_NONE &&
 			     !r->dax_size,
 	};
+	unsigned int dax_max_maps;
+	share_caps(r, &fcfg, &dax_max_maps);
 	int err = virtio_fs_create(&r->shares[i], r->share_tag[i], &fcfg, 1,
-				   r->dax_size);
+				   r->dax_size, dax_max_maps);
 	if (!err)
 		err = add_transport(r, i);
 	if (err)

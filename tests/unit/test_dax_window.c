@@ -17,6 +17,7 @@
 
 #define WINDOW (16ULL << 20)
 #define PAGE 4096ULL
+#define MAX_MAPS 64
 
 static int temp_file(size_t len, char fill, int flags)
 {
@@ -66,21 +67,21 @@ static void test_create_reserves_without_access(void **state)
 {
 	(void)state;
 	struct dax_window w;
-	assert_int_equal(dax_window_create(&w, WINDOW), 0);
+	assert_int_equal(dax_window_create(&w, WINDOW, MAX_MAPS), 0);
 	assert_non_null(w.base);
 	assert_int_equal(w.ops.window_size, WINDOW);
 	assert_ptr_equal(w.ops.opaque, &w);
 	assert_false(file_mapped(w.base, PAGE));
 	dax_window_destroy(&w);
-	assert_int_equal(dax_window_create(&w, 0), -EINVAL);
-	assert_int_equal(dax_window_create(&w, PAGE + 1), -EINVAL);
+	assert_int_equal(dax_window_create(&w, 0, MAX_MAPS), -EINVAL);
+	assert_int_equal(dax_window_create(&w, PAGE + 1, MAX_MAPS), -EINVAL);
 }
 
 static void test_read_mapping_shows_file(void **state)
 {
 	(void)state;
 	struct dax_window w;
-	assert_int_equal(dax_window_create(&w, WINDOW), 0);
+	assert_int_equal(dax_window_create(&w, WINDOW, MAX_MAPS), 0);
 	int fd = temp_file(3 * PAGE, 'r', O_RDONLY);
 	assert_int_equal(dax_window_map(&w, PAGE, 2 * PAGE, fd, PAGE, false), 0);
 	assert_int_equal(w.base[PAGE], 'r');
@@ -96,7 +97,7 @@ static void test_write_mapping_reaches_file(void **state)
 {
 	(void)state;
 	struct dax_window w;
-	assert_int_equal(dax_window_create(&w, WINDOW), 0);
+	assert_int_equal(dax_window_create(&w, WINDOW, MAX_MAPS), 0);
 	int fd = temp_file(2 * PAGE, 'a', O_RDWR);
 	assert_int_equal(dax_window_map(&w, 0, 2 * PAGE, fd, 0, true), 0);
 	memcpy(w.base + PAGE + 10, "DAX", 3);
@@ -111,7 +112,7 @@ static void test_remap_in_place_and_unmap(void **state)
 {
 	(void)state;
 	struct dax_window w;
-	assert_int_equal(dax_window_create(&w, WINDOW), 0);
+	assert_int_equal(dax_window_create(&w, WINDOW, MAX_MAPS), 0);
 	int a = temp_file(PAGE, 'a', O_RDONLY), b = temp_file(PAGE, 'b', O_RDONLY);
 	assert_int_equal(dax_window_map(&w, 8 * PAGE, PAGE, a, 0, false), 0);
 	assert_int_equal(w.base[8 * PAGE], 'a');
@@ -129,7 +130,7 @@ static void test_read_mapping_upgraded_to_write(void **state)
 {
 	(void)state;
 	struct dax_window w;
-	assert_int_equal(dax_window_create(&w, WINDOW), 0);
+	assert_int_equal(dax_window_create(&w, WINDOW, MAX_MAPS), 0);
 	int fd = temp_file(2 * PAGE, 'r', O_RDWR);
 	char perms[8];
 	assert_int_equal(dax_window_map(&w, 0, 2 * PAGE, fd, 0, false), 0);
@@ -151,7 +152,7 @@ static void test_bounds_and_alignment(void **state)
 {
 	(void)state;
 	struct dax_window w;
-	assert_int_equal(dax_window_create(&w, WINDOW), 0);
+	assert_int_equal(dax_window_create(&w, WINDOW, MAX_MAPS), 0);
 	int fd = temp_file(PAGE, 'x', O_RDONLY);
 	assert_int_equal(dax_window_map(&w, WINDOW, PAGE, fd, 0, false), -EINVAL);
 	assert_int_equal(dax_window_map(&w, WINDOW - PAGE, 2 * PAGE, fd, 0, false),
@@ -183,7 +184,7 @@ static void test_records_follow_unmaps(void **state)
 {
 	(void)state;
 	struct dax_window w;
-	assert_int_equal(dax_window_create(&w, WINDOW), 0);
+	assert_int_equal(dax_window_create(&w, WINDOW, MAX_MAPS), 0);
 	int fd = temp_file(8 * PAGE, 'm', O_RDONLY);
 	assert_int_equal(dax_window_map(&w, 0, 8 * PAGE, fd, 0, false), 0);
 	assert_int_equal(w.nr_maps, 1);
@@ -209,7 +210,7 @@ static void test_repair_after_host_truncate(void **state)
 {
 	(void)state;
 	struct dax_window w;
-	assert_int_equal(dax_window_create(&w, WINDOW), 0);
+	assert_int_equal(dax_window_create(&w, WINDOW, MAX_MAPS), 0);
 	int fd = temp_file(4 * PAGE, 't', O_RDWR);
 	assert_int_equal(dax_window_map(&w, 0, 4 * PAGE, fd, 0, false), 0);
 	assert_int_equal(dax_window_repair(&w), 0); /* nothing to do yet */
@@ -231,7 +232,7 @@ static void test_watch_follows_truncate_and_regrowth(void **state)
 {
 	(void)state;
 	struct dax_window w;
-	assert_int_equal(dax_window_create(&w, WINDOW), 0);
+	assert_int_equal(dax_window_create(&w, WINDOW, MAX_MAPS), 0);
 	int fd = temp_file(4 * PAGE, 't', O_RDWR);
 	assert_int_equal(dax_window_map(&w, PAGE, 4 * PAGE, fd, 0, false), 0);
 	assert_int_equal(dax_window_watch_events(&w), 0); /* nothing pending */
@@ -259,7 +260,7 @@ static void test_file_grown_restores_pages_at_once(void **state)
 {
 	(void)state;
 	struct dax_window w;
-	assert_int_equal(dax_window_create(&w, WINDOW), 0);
+	assert_int_equal(dax_window_create(&w, WINDOW, MAX_MAPS), 0);
 	int fd = temp_file(2 * PAGE, 'g', O_RDWR);
 	assert_int_equal(dax_window_map(&w, 0, 2 * PAGE, fd, 0, true), 0);
 	assert_int_equal(ftruncate(fd, 0), 0);
@@ -286,7 +287,7 @@ static void test_growth_into_a_mapping_keeps_file_pages(void **state)
 {
 	(void)state;
 	struct dax_window w;
-	assert_int_equal(dax_window_create(&w, WINDOW), 0);
+	assert_int_equal(dax_window_create(&w, WINDOW, MAX_MAPS), 0);
 	int fd = temp_file(PAGE, 'a', O_RDWR);
 	assert_int_equal(dax_window_map(&w, 0, 4 * PAGE, fd, 0, true), 0);
 	char page[PAGE];
@@ -305,7 +306,7 @@ static void test_write_mapping_allocates_holes(void **state)
 {
 	(void)state;
 	struct dax_window w;
-	assert_int_equal(dax_window_create(&w, WINDOW), 0);
+	assert_int_equal(dax_window_create(&w, WINDOW, MAX_MAPS), 0);
 	int fd = temp_file(0, 0, O_RDWR);
 	assert_int_equal(ftruncate(fd, (off_t)(4 * PAGE)), 0);
 	struct stat st;
@@ -333,7 +334,7 @@ static void test_failed_mapping_leaves_no_hole(void **state)
 {
 	(void)state;
 	struct dax_window w;
-	assert_int_equal(dax_window_create(&w, WINDOW), 0);
+	assert_int_equal(dax_window_create(&w, WINDOW, MAX_MAPS), 0);
 	int ok = temp_file(2 * PAGE, 'k', O_RDONLY);
 	assert_int_equal(dax_window_map(&w, 0, 2 * PAGE, ok, 0, false), 0);
 	int sysfs = open("/sys/devices/system/cpu/online", O_RDONLY | O_CLOEXEC);
@@ -367,7 +368,7 @@ static void test_stray_stores_stay_in_the_window(void **state)
 {
 	(void)state;
 	struct dax_window w;
-	assert_int_equal(dax_window_create(&w, WINDOW), 0);
+	assert_int_equal(dax_window_create(&w, WINDOW, MAX_MAPS), 0);
 	int fd = temp_file(PAGE, 'f', O_RDONLY);
 
 	assert_int_equal(w.base[5 * PAGE], 0);

@@ -567,6 +567,43 @@ static void dotdot_never_leaves_the_share(void **state)
 	assert_int_equal(rmdir(outside), 0);
 }
 
+/* Each share's guest holds at most so many inodes and open files (each a
+ * host fd): past that, ENFILE; what it gives back can be taken again. */
+static void inodes_and_handles_are_capped(void **state)
+{
+	(void)state;
+	struct fuse_server_config cfg = { .cache = FUSE_CACHE_AUTO,
+					  .max_inodes = 8, .max_handles = 4 };
+	struct fuse_entry_out e;
+	uint64_t fh[5];
+	char name[16];
+	struct fx f;
+
+	assert_int_equal(fx_start(&f, &cfg), 0);
+	for (int i = 0; i < 10; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		fx_write_file(&f, name, "x");
+	}
+	/* Root is one of the eight. */
+	for (int i = 0; i < 7; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		assert_int_equal(fx_lookup(&f, FUSE_ROOT_ID, name, &e), 0);
+	}
+	assert_int_equal(fx_lookup(&f, FUSE_ROOT_ID, "f7", &e), -ENFILE);
+	assert_int_equal(fx_lookup(&f, FUSE_ROOT_ID, "f0", &e), 0); /* known */
+	uint64_t f1 = fx_lookup_id(&f, FUSE_ROOT_ID, "f1");
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(fx_open(&f, f1, O_RDONLY, &fh[i]), 0);
+	assert_int_equal(fx_open(&f, f1, O_RDONLY, &fh[4]), -ENFILE);
+	assert_int_equal(fx_opendir(&f, FUSE_ROOT_ID, &fh[4]), -ENFILE);
+	assert_int_equal(fx_release(&f, fh[0]), 0);
+	assert_int_equal(fx_open(&f, f1, O_RDONLY, &fh[0]), 0);
+	fx_forget(&f, fx_lookup_id(&f, FUSE_ROOT_ID, "f2"), 2);
+	assert_int_equal(fx_lookup(&f, FUSE_ROOT_ID, "f7", &e), 0);
+	assert_int_equal(fx_inodes(&f), 8);
+	fx_stop(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -583,6 +620,7 @@ int main(void)
 		FX_TEST(dax_requests_without_a_window),
 		FX_TEST(unreachable_requests_are_failed_not_run),
 		FX_TEST(dotdot_never_leaves_the_share),
+		cmocka_unit_test(inodes_and_handles_are_capped),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

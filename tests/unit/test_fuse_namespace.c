@@ -101,19 +101,44 @@ static void setgid_directories_pass_their_group_on(void **state)
 	assert_int_equal(fx_release(f, fh), 0);
 }
 
-static void mknod_makes_fifos_and_devices(void **state)
+/* A device node on the host opens the host's device to whoever reaches
+ * it there: refused unless the share asks for them. */
+static void mknod_makes_fifos_not_devices(void **state)
 {
 	struct fx *f = *state;
 	struct fuse_entry_out e;
 	struct stat st;
-	/* The guest encodes 1:3 with new_encode_dev(). */
-	uint32_t null_dev = (1 << 8) | 3;
 
 	assert_int_equal(mknod_req(f, FUSE_ROOT_ID, "fifo", S_IFIFO | 0640, 0, &e), 0);
 	assert_int_equal(stat(fx_path(f, "fifo"), &st), 0);
 	assert_true(S_ISFIFO(st.st_mode));
 	assert_int_equal(st.st_mode & 0777, 0640);
 	assert_true(S_ISFIFO(e.attr.mode));
+	assert_int_equal(mknod_req(f, FUSE_ROOT_ID, "sock", S_IFSOCK | 0600, 0, &e), 0);
+	/* /dev/mem and /dev/sda, for one. */
+	assert_int_equal(mknod_req(f, FUSE_ROOT_ID, "mem", S_IFCHR | 0666, (1 << 8) | 1, &e), -EPERM);
+	assert_int_equal(mknod_req(f, FUSE_ROOT_ID, "sda", S_IFBLK | 0666, (8 << 8), &e), -EPERM);
+	assert_int_equal(lstat(fx_path(f, "mem"), &st), -1);
+	assert_int_equal(lstat(fx_path(f, "sda"), &st), -1);
+}
+
+static int devices_setup(void **state)
+{
+	static struct fx f;
+	struct fuse_server_config cfg = { .cache = FUSE_CACHE_AUTO, .devices = true };
+
+	assert_int_equal(fx_start(&f, &cfg), 0);
+	*state = &f;
+	return 0;
+}
+
+static void mknod_makes_devices_where_asked(void **state)
+{
+	struct fx *f = *state;
+	struct fuse_entry_out e;
+	struct stat st;
+	/* The guest encodes 1:3 with new_encode_dev(). */
+	uint32_t null_dev = (1 << 8) | 3;
 
 	assert_int_equal(mknod_req(f, FUSE_ROOT_ID, "null", S_IFCHR | 0600, null_dev, &e), 0);
 	assert_int_equal(lstat(fx_path(f, "null"), &st), 0);
@@ -312,7 +337,9 @@ int main(void)
 		FX_TEST(mkdir_creates_with_guest_owner_and_mode),
 		FX_TEST(host_umask_does_not_take_guest_bits),
 		FX_TEST(setgid_directories_pass_their_group_on),
-		FX_TEST(mknod_makes_fifos_and_devices),
+		FX_TEST(mknod_makes_fifos_not_devices),
+		cmocka_unit_test_setup_teardown(mknod_makes_devices_where_asked,
+						devices_setup, fx_teardown),
 		FX_TEST(symlink_stores_the_target_as_text),
 		FX_TEST(link_adds_a_name_to_the_same_inode),
 		FX_TEST(unlink_and_rmdir_remove_on_the_host),
