@@ -123,9 +123,11 @@ struct create_reply {
 };
 
 /* Files fd (open, taken over) under a handle and counts a lookup of it;
- * a file we created first gets the caller's owner and mode. */
+ * a file we created (as name in dir, or nameless: NULL) first gets the
+ * caller's owner and mode, or goes again. */
 static int reply_create(struct fuse_req *req, struct inode *dir, int fd,
-			bool created, mode_t mode, bool writable)
+			bool created, const char *name, mode_t mode,
+			bool writable)
 {
 	struct create_reply out;
 	struct stat st;
@@ -133,8 +135,11 @@ static int reply_create(struct fuse_req *req, struct inode *dir, int fd,
 	int path_fd = confine_reopen(req->srv->proc_fd, fd, O_PATH);
 	int err = path_fd < 0 ? path_fd : confine_stat(path_fd, &st);
 
-	if (!err && created)
+	if (!err && created) {
 		err = fuse_adopt_new(req, dir->fd, path_fd, mode, &st);
+		if (err && name)
+			fuse_unmake(dir->fd, name, &st);
+	}
 	if (err) {
 		if (path_fd >= 0)
 			close(path_fd);
@@ -199,7 +204,7 @@ int fuse_create(struct fuse_req *req)
 	if (fd < 0)
 		err = fd;
 	else
-		err = reply_create(req, dir, fd, created, mode,
+		err = reply_create(req, dir, fd, created, name, mode,
 				   opens_for_writing(in->flags));
 	fuse_put_inode(req, dir);
 	return err;
@@ -222,7 +227,7 @@ int fuse_tmpfile(struct fuse_req *req)
 	if (fd < 0)
 		err = fd;
 	else
-		err = reply_create(req, dir, fd, true, mode,
+		err = reply_create(req, dir, fd, true, NULL, mode,
 				   opens_for_writing(in->flags));
 	fuse_put_inode(req, dir);
 	return err;

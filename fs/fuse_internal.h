@@ -32,7 +32,6 @@ struct fuse_server {
 	bool writeback;
 	bool devices;
 	const struct fuse_dax_ops *dax;
-	bool host_root; /* running as root: give new files the guest's owner */
 	int proc_fd;    /* /proc/self/fd, to reopen O_PATH fds */
 	struct inode_table inodes;
 	struct handle_table handles;
@@ -109,9 +108,15 @@ void fuse_put_handle(struct fuse_req *req, struct handle *h);
 /* Gives a file the guest just created the caller's owner and the mode the
  * guest asked for, as the guest's own kernel would have. parent_fd is the
  * directory it was created in, fd names the file (O_PATH or open). *st is
- * its stat, refreshed if anything changed. Returns 0 or -errno. */
+ * its stat, refreshed if anything changed. Returns 0, -EOVERFLOW when the
+ * caller's ids have no host ids, or another -errno: then the caller
+ * removes the new file again (fuse_unmake). */
 int fuse_adopt_new(struct fuse_req *req, int parent_fd, int fd, mode_t mode,
 		   struct stat *st);
+
+/* Removes name from dir_fd if it still names the file with stat *st: a new
+ * file that could not be finished. */
+void fuse_unmake(int dir_fd, const char *name, const struct stat *st);
 
 /* Copies up to len argument bytes from offset off (counted from the end of
  * the header) straight from the guest's iovecs; for bulk data beyond the

@@ -33,8 +33,11 @@ static int reply_created(struct fuse_req *req, struct inode *dir,
 		return fd;
 	int err = confine_stat(fd, &st);
 
-	if (!err)
+	if (!err) {
 		err = fuse_adopt_new(req, dir->fd, fd, mode, &st);
+		if (err)
+			fuse_unmake(dir->fd, name, &st);
+	}
 	if (err) {
 		close(fd);
 		return err;

@@ -137,6 +137,15 @@ void fuse_put_handle(struct fuse_req *req, struct handle *h)
 	handle_put(&req->srv->handles, h);
 }
 
+void fuse_unmake(int dir_fd, const char *name, const struct stat *st)
+{
+	struct stat now;
+
+	if (fstatat(dir_fd, name, &now, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    now.st_dev == st->st_dev && now.st_ino == st->st_ino)
+		unlinkat(dir_fd, name, S_ISDIR(now.st_mode) ? AT_REMOVEDIR : 0);
+}
+
 int fuse_adopt_new(struct fuse_req *req, int parent_fd, int fd, mode_t mode,
 		   struct stat *st)
 {
@@ -156,10 +165,16 @@ int fuse_adopt_new(struct fuse_req *req, int parent_fd, int fd, mode_t mode,
 		if (S_ISDIR(st->st_mode))
 			want |= S_ISGID;
 	}
-	if (req->srv->host_root && (st->st_uid != uid || st->st_gid != gid)) {
-		if (fchownat(fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW))
+	/* As root, or root of fsvm's user namespace, the file can be the
+	 * caller's; a guest id with no host id (EINVAL) owns nothing here;
+	 * and an fsvm without either (EPERM) owns all it makes. */
+	if (st->st_uid != uid || st->st_gid != gid) {
+		if (!fchownat(fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW))
+			changed = true;
+		else if (errno == EINVAL)
+			return -EOVERFLOW;
+		else if (errno != EPERM)
 			return -errno;
-		changed = true;
 	}
 	/* The host's umask may have taken permission bits, and the chown
 	 * above the set-ID bits: put back what the guest asked for. */

@@ -26,14 +26,24 @@ const char cli_usage[] =
 	"  --root DIR         host folder that is the guest's / (default /), read-only\n"
 	"                     with a throwaway overlay on top\n"
 	"  --rw-root          write through to the root folder instead of an overlay\n"
-	"  --share HOST[:GUEST][:ro|rw]\n"
+	"  --share HOST[:GUEST][:OPTIONS]\n"
 	"                     give the guest a host folder at GUEST (default: the same\n"
-	"                     path), read-write unless :ro; repeatable (up to 8)\n"
+	"                     path); OPTIONS, comma-separated: ro or rw (default),\n"
+	"                     dev (the guest may make device nodes; needs --host-root);\n"
+	"                     repeatable (up to 8)\n"
 	"  --cache MODE       guest caching of shared files: none, auto (default), always\n"
 	"  --dax SIZE         DAX window per share, a power of two from 128M (default:\n"
 	"                     twice the RAM, at most 8G); 0 turns DAX off\n"
 	"  --transport T      virtio transport of the shares: pci (default) or mmio\n"
 	"                     (virtio-mmio devices described by ACPI tables)\n"
+	"  --uid-map GUEST:HOST[:COUNT], --gid-map GUEST:HOST[:COUNT]\n"
+	"                     guest ids GUEST.. are host ids HOST.. on the shares;\n"
+	"                     repeatable (up to 8). Default: guest root is you (or,\n"
+	"                     started as root, $SUDO_UID:$SUDO_GID, else nobody);\n"
+	"                     other guest ids own no host files. Maps of more ids\n"
+	"                     than your own need root (or newuidmap and /etc/subuid)\n"
+	"  --host-root        guest root is host root on the shares: fsvm keeps root's\n"
+	"                     privileges (fsvm must run as root; trusted guests only)\n"
 	"  --timeout SECONDS  stop the guest after this long and exit 124\n"
 	"  -v, --verbose      report boot progress and timings on stderr\n"
 	"  --setup-only       build the VM, report the set-up time, do not run it\n"
@@ -91,7 +101,8 @@ static int cli_error(char *err, size_t errlen, const char *fmt,
 
 enum { OPT_KERNEL = 256, OPT_INITRD, OPT_CPUS, OPT_MEM, OPT_CMDLINE,
        OPT_TIMEOUT, OPT_SETUP_ONLY, OPT_ROOT, OPT_RW_ROOT, OPT_SHARE,
-       OPT_CACHE, OPT_DAX, OPT_TRANSPORT };
+       OPT_CACHE, OPT_DAX, OPT_TRANSPORT, OPT_UID_MAP, OPT_GID_MAP,
+       OPT_HOST_ROOT };
 
 static const struct option run_options[] = {
 	{"kernel", required_argument, NULL, OPT_KERNEL},
@@ -106,35 +117,107 @@ static const struct option run_options[] = {
 	{"cache", required_argument, NULL, OPT_CACHE},
 	{"dax", required_argument, NULL, OPT_DAX},
 	{"transport", required_argument, NULL, OPT_TRANSPORT},
+	{"uid-map", required_argument, NULL, OPT_UID_MAP},
+	{"gid-map", required_argument, NULL, OPT_GID_MAP},
+	{"host-root", no_argument, NULL, OPT_HOST_ROOT},
 	{"verbose", no_argument, NULL, 'v'},
 	{"setup-only", no_argument, NULL, OPT_SETUP_ONLY},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
 
+/* Applies a comma-separated option list to share; -EINVAL for an
+ * unknown option. */
+static int share_options(char *opts, struct cli_share *share)
+{
+	for (char *o = opts, *next; o; o = next) {
+		next = strchr(o, ',');
+		if (next)
+			*next++ = '\0';
+		if (!strcmp(o, "ro") || !strcmp(o, "rw"))
+			share->readonly = !strcmp(o, "ro");
+		else if (!strcmp(o, "dev"))
+			share->devices = true;
+		else
+			return -EINVAL;
+	}
+	return 0;
+}
+
 int cli_parse_share(char *spec, struct cli_share *share)
 {
 	*share = (struct cli_share){.host = spec};
-	char *mode = NULL;
+	char *opts = NULL;
 	char *guest = strchr(spec, ':');
 	if (guest) {
 		*guest++ = '\0';
 		char *colon = strchr(guest, ':');
 		if (colon) {
 			*colon = '\0';
-			mode = colon + 1;
-		} else if (!strcmp(guest, "ro") || !strcmp(guest, "rw")) {
-			mode = guest;
+			opts = colon + 1;
+		} else if (*guest && guest[0] != '/') {
+			opts = guest; /* HOST:OPTIONS */
 			guest = NULL;
 		}
 	}
 	/* No GUEST: the host folder's absolute path, resolved at run time. */
 	share->guest = guest && *guest ? guest : NULL;
-	if (mode && strcmp(mode, "ro") && strcmp(mode, "rw"))
+	if (opts && (!*opts || share_options(opts, share)))
 		return -EINVAL;
-	share->readonly = mode && !strcmp(mode, "ro");
 	if (!*spec || (share->guest && share->guest[0] != '/'))
 		return -EINVAL;
+	return 0;
+}
+
+int cli_parse_id_map(const char *spec, struct cli_id_map *map)
+{
+	unsigned long long v[3] = {0, 0, 1};
+	const char *p = spec;
+	int parts = 0;
+	for (int i = 0; i < 3; i++, parts++) {
+		char *end;
+		if (!isdigit((unsigned char)*p))
+			return -EINVAL;
+		errno = 0;
+		v[i] = strtoull(p, &end, 10);
+		if (errno || v[i] > UINT32_MAX)
+			return -EINVAL;
+		p = end;
+		if (!*p) {
+			parts++;
+			break;
+		}
+		if (*p++ != ':' || i == 2)
+			return -EINVAL;
+	}
+	/* Ids are 32 bits and (uid_t)-1 means "no id". */
+	if (parts < 2 || v[2] == 0 || v[0] + v[2] > UINT32_MAX ||
+	    v[1] + v[2] > UINT32_MAX)
+		return -EINVAL;
+	*map = (struct cli_id_map){.guest = (uint32_t)v[0],
+				   .host = (uint32_t)v[1],
+				   .count = (uint32_t)v[2]};
+	return 0;
+}
+
+static int add_id_map(const char *opt, const char *arg,
+		      struct cli_id_map *maps, unsigned int *nr, char *err,
+		      size_t errlen)
+{
+	char what[32];
+	snprintf(what, sizeof(what), "%s", opt);
+	if (*nr == CLI_MAX_ID_MAPS) {
+		snprintf(err, errlen, "%s %s: at most %d maps", what, arg,
+			 CLI_MAX_ID_MAPS);
+		return -EINVAL;
+	}
+	if (cli_parse_id_map(arg, &maps[*nr])) {
+		snprintf(err, errlen,
+			 "%s: '%s' is not GUEST:HOST[:COUNT] (ids below 2^32)",
+			 what, arg);
+		return -EINVAL;
+	}
+	(*nr)++;
 	return 0;
 }
 
@@ -186,11 +269,20 @@ static int parse_run_option(int opt, char *arg, struct fsvm_config *cfg,
 					 "--share %s: at most 8 shares", arg);
 		/* The message is made first: parsing splits arg in place. */
 		cli_error(err, errlen,
-			  "--share: '%s' is not HOST[:GUEST][:ro|rw] with an absolute GUEST path",
+			  "--share: '%s' is not HOST[:GUEST][:OPTIONS] with an absolute GUEST path and options ro, rw, dev",
 			  arg);
 		if (cli_parse_share(arg, &cfg->shares[cfg->nr_shares]))
 			return -EINVAL;
 		cfg->nr_shares++;
+		return 0;
+	case OPT_UID_MAP:
+		return add_id_map("--uid-map", arg, cfg->uid_map,
+				  &cfg->nr_uid_maps, err, errlen);
+	case OPT_GID_MAP:
+		return add_id_map("--gid-map", arg, cfg->gid_map,
+				  &cfg->nr_gid_maps, err, errlen);
+	case OPT_HOST_ROOT:
+		cfg->host_root = true;
 		return 0;
 	case OPT_KERNEL:
 		cfg->kernel = arg;
@@ -306,5 +398,13 @@ int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 	}
 	cfg->guest_argc = sub_argc - optind;
 	cfg->guest_argv = sub_argv + optind;
+	for (unsigned int i = 0; i < cfg->nr_shares; i++)
+		if (cfg->shares[i].devices && !cfg->host_root)
+			return cli_error(err, errlen,
+					 "--share %s: device nodes (dev) need --host-root",
+					 cfg->shares[i].host);
+	if (cfg->host_root && (cfg->nr_uid_maps || cfg->nr_gid_maps))
+		return cli_error(err, errlen, "%s",
+				 "--host-root: ids pass unchanged, so --uid-map and --gid-map do not apply");
 	return 0;
 }

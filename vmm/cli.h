@@ -14,17 +14,24 @@
 #define CLI_MAX_TIMEOUT 1e9 /* seconds: fits any time_t */
 
 #define CLI_MAX_SHARES 8
+#define CLI_MAX_ID_MAPS 8
 
 enum cli_command { CLI_RUN, CLI_HELP, CLI_VERSION };
 
 /* How the guest reaches the virtio-fs devices. */
 enum cli_transport { CLI_TRANSPORT_PCI, CLI_TRANSPORT_MMIO };
 
-/* A host folder given to the guest with --share HOST[:GUEST][:ro|rw]. */
+/* A host folder given to the guest with --share HOST[:GUEST][:OPTIONS]. */
 struct cli_share {
 	const char *host;
 	const char *guest; /* absolute path in the guest; NULL: same as host */
 	bool readonly;
+	bool devices;      /* the guest may make device nodes (needs --host-root) */
+};
+
+/* count ids from guest onwards are host ids from host onwards. */
+struct cli_id_map {
+	uint32_t guest, host, count;
 };
 
 struct fsvm_config {
@@ -37,6 +44,14 @@ struct fsvm_config {
 	const char *cache;        /* none, auto or always */
 	int64_t dax;              /* DAX window per share; -1: default, 0: off */
 	enum cli_transport transport;
+	/* Who the guest is on the host: with host_root, fsvm keeps root's
+	 * privileges and ids pass unchanged; otherwise the maps (empty:
+	 * guest root is the user fsvm runs for, see vmm/identity.c). */
+	bool host_root;
+	struct cli_id_map uid_map[CLI_MAX_ID_MAPS];
+	unsigned int nr_uid_maps;
+	struct cli_id_map gid_map[CLI_MAX_ID_MAPS];
+	unsigned int nr_gid_maps;
 	struct cli_share shares[CLI_MAX_SHARES];
 	unsigned int nr_shares;
 	unsigned int cpus;
@@ -55,6 +70,9 @@ int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 
 /* Splits a --share value (modified in place) into *share. */
 int cli_parse_share(char *spec, struct cli_share *share);
+
+/* Parses "GUEST:HOST[:COUNT]" (COUNT 1 when left out). */
+int cli_parse_id_map(const char *spec, struct cli_id_map *map);
 
 /* Parses "512", "512M", "2G", "1048576K": a size in bytes, MiB when no
  * suffix is given. */

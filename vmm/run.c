@@ -31,6 +31,7 @@
 #include "vmm/boot.h"
 #include "vmm/console.h"
 #include "vmm/event_loop.h"
+#include "vmm/identity.h"
 #include "vmm/irq.h"
 #include "vmm/kvm.h"
 #include "vmm/log.h"
@@ -77,6 +78,7 @@ struct run {
 	struct kernel_info ki;
 	struct boot_params zp;
 	int signal_fd;
+	struct identity identity;
 };
 
 static int setup_error(const char *what, const char *why, int err)
@@ -380,7 +382,7 @@ static void share_caps(struct run *r, struct fuse_server_config *cfg,
 
 /* One virtio-fs device per share: the root first (tag "root"). */
 static int add_share(struct run *r, const char *what, const char *host,
-		     const char *guest, const char *mode)
+		     const char *guest, const char *mode, bool devices)
 {
 	unsigned int i = r->nr_shares;
 	char *path = r->share_host[i];
@@ -410,6 +412,7 @@ static int add_share(struct run *r, const char *what, const char *host,
 		 * own idea of file sizes, blind to truncation on the host. */
 		.writeback = cache_mode(r->cfg->cache) != FUSE_CACHE_NONE &&
 			     !r->dax_size,
+		.devices = devices,
 	};
 	unsigned int dax_max_maps;
 	share_caps(r, &fcfg, &dax_max_maps);
@@ -463,12 +466,13 @@ static int setup_shares(struct run *r)
 		r->cwd[0] = '\0';
 	raise_fd_limit();
 	if (add_share(r, "--root", cfg->root, "/",
-		      cfg->rw_root ? GUEST_MOUNT_RW : GUEST_MOUNT_OVERLAY))
+		      cfg->rw_root ? GUEST_MOUNT_RW : GUEST_MOUNT_OVERLAY, false))
 		return -1;
 	for (unsigned int i = 0; i < cfg->nr_shares; i++) {
 		const struct cli_share *s = &cfg->shares[i];
 		if (add_share(r, "--share", s->host, s->guest,
-			      s->readonly ? GUEST_MOUNT_RO : GUEST_MOUNT_RW))
+			      s->readonly ? GUEST_MOUNT_RO : GUEST_MOUNT_RW,
+			      s->devices))
 			return -1;
 	}
 	return 0;
@@ -480,7 +484,10 @@ static int setup_vm(struct run *r)
 	struct vm *vm = &r->vm;
 	const char *why = NULL;
 
-	int err = kvm_open(vm, &why);
+	int err = identity_plan(cfg, &r->identity, &why);
+	if (err)
+		return setup_error("identity", why, 0);
+	err = kvm_open(vm, &why);
 	if (err)
 		return setup_error("kvm", why, err);
 	if (!cfg->setup_only && !kvm_runs_stock_kernels(&why))
@@ -679,6 +686,13 @@ int fsvm_run(const struct fsvm_config *cfg)
 
 	if (setup_vm(r))
 		return EXIT_VMM_ERROR;
+	/* Every host resource is ours now: the guest's ids take over. */
+	const char *why = NULL;
+	int err = identity_assume(&r->identity, &why);
+	if (err) {
+		setup_error("identity", why, err);
+		return EXIT_VMM_ERROR;
+	}
 	if (cfg->setup_only) {
 		printf("fsvm: set-up done in %.2f ms (up to the first KVM_RUN)\n",
 		       vm_elapsed_ms(vm));

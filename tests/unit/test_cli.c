@@ -481,13 +481,21 @@ static void test_share_forms(void **state)
 	expect_share("/h:rw", "/h", NULL, false);
 	expect_share("/h::ro", "/h", NULL, true);
 	expect_share("/h:", "/h", NULL, false);
+	expect_share("/h:/g:ro,rw", "/h", "/g", false);
+	expect_share("/h:dev,ro", "/h", NULL, true);
+	char spec[] = "/h:/g:dev";
+	struct cli_share share;
+	assert_int_equal(cli_parse_share(spec, &share), 0);
+	assert_true(share.devices);
+	assert_false(share.readonly);
 }
 
 static void test_share_rejects(void **state)
 {
 	(void)state;
 	const char *bad[] = {"", ":/g", ":ro", "/h:rel", "/h:/g:xx",
-			     "/h:/g:ro:x", "/h:/g:", "/h:/g:RO"};
+			     "/h:/g:ro:x", "/h:/g:", "/h:/g:RO", "/h:/g:ro,,",
+			     "/h:/g:,", "/h:dev,suid"};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char *copy = strdup(bad[i]);
 		struct cli_share share;
@@ -513,7 +521,50 @@ static void test_share_option(void **state)
 	done(p);
 	/* The message quotes the value as given, before it was split. */
 	expect_bad_value("--share", "/h:rel:ro",
-			 "--share: '%s' is not HOST[:GUEST][:ro|rw] with an absolute GUEST path");
+			 "--share: '%s' is not HOST[:GUEST][:OPTIONS] with an absolute GUEST path and options ro, rw, dev");
+	/* Device nodes are host root's business. */
+	expect_error(parse("run", "--share", "/a:dev", "ls"),
+		     "--share /a: device nodes (dev) need --host-root");
+	p = parse("run", "--host-root", "--share", "/a:/b:dev,ro", "ls");
+	expect_ok(p);
+	assert_true(p->cfg.host_root);
+	assert_true(p->cfg.shares[0].devices);
+	done(p);
+}
+
+static void test_id_maps(void **state)
+{
+	(void)state;
+	struct parsed *p = parse("run", "--uid-map", "0:1000", "--uid-map",
+				 "1:100000:65536", "--gid-map=0:100", "ls");
+	expect_ok(p);
+	assert_int_equal(p->cfg.nr_uid_maps, 2);
+	assert_int_equal(p->cfg.uid_map[0].guest, 0);
+	assert_int_equal(p->cfg.uid_map[0].host, 1000);
+	assert_int_equal(p->cfg.uid_map[0].count, 1);
+	assert_int_equal(p->cfg.uid_map[1].guest, 1);
+	assert_int_equal(p->cfg.uid_map[1].host, 100000);
+	assert_int_equal(p->cfg.uid_map[1].count, 65536);
+	assert_int_equal(p->cfg.nr_gid_maps, 1);
+	assert_int_equal(p->cfg.gid_map[0].host, 100);
+	done(p);
+	const char *bad[] = {"", "0", "0:", ":0", "a:1", "0:1:0", "0:1:2:3",
+			     "0:4294967295:2", "4294967296:0", "0:-1", "0 :1"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct cli_id_map map;
+		if (cli_parse_id_map(bad[i], &map) != -EINVAL)
+			fail_msg("id map '%s' accepted", bad[i]);
+	}
+	expect_bad_value("--uid-map", "1:2:x",
+			 "--uid-map: '%s' is not GUEST:HOST[:COUNT] (ids below 2^32)");
+	expect_error(parse("run", "--host-root", "--gid-map", "0:5", "ls"),
+		     "--host-root: ids pass unchanged, so --uid-map and --gid-map do not apply");
+	p = parse("run", "--uid-map", "0:1", "--uid-map", "1:2", "--uid-map", "2:3",
+		  "--uid-map", "3:4", "--uid-map", "4:5", "--uid-map", "5:6",
+		  "--uid-map", "6:7", "--uid-map", "7:8", "--uid-map", "8:9", "ls");
+	assert_int_equal(p->ret, -EINVAL);
+	assert_string_equal(p->err, "--uid-map 8:9: at most 8 maps");
+	done(p);
 }
 
 static void test_share_limit(void **state)
@@ -626,6 +677,7 @@ int main(void)
 		cmocka_unit_test(test_share_forms),
 		cmocka_unit_test(test_share_rejects),
 		cmocka_unit_test(test_share_option),
+		cmocka_unit_test(test_id_maps),
 		cmocka_unit_test(test_share_limit),
 		cmocka_unit_test(test_size_units),
 		cmocka_unit_test(test_size_suffixes),

@@ -1,0 +1,221 @@
+/* fsvm's host identity after set-up: guest root is an unprivileged host
+ * user in a user namespace of fsvm's own, files the guest makes belong to
+ * the mapped ids, guest ids without a host id own nothing, and the host's
+ * other files are out of reach. Each case runs in a child process, as the
+ * identity is for the rest of a process's life. */
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+
+#include "tests/unit/test_fuse_helpers.h"
+#include "vmm/identity.h"
+
+/* Where the children make files: everyone may write there. */
+static char scratch[] = "/tmp/fsvm-identity-XXXXXX";
+
+static int group_setup(void **state)
+{
+	(void)state;
+	assert_non_null(mkdtemp(scratch));
+	assert_int_equal(chmod(scratch, 0777), 0);
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	nftw(scratch, fx_rm, 16, FTW_DEPTH | FTW_PHYS);
+	return 0;
+}
+
+/* Runs fn in a child (cmocka's asserts there end the child with status
+ * 1); returns the child's exit status. */
+static int in_child(void (*fn)(void *), void *arg)
+{
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		fn(arg);
+		_exit(0);
+	}
+	int st;
+	assert_int_equal(waitpid(pid, &st, 0), pid);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Dies with status 1 if cond is false (cmocka's asserts must not be
+ * used in a child: they jump back into the parent's test). */
+#define CHILD_CHECK(cond)                                                      \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			fprintf(stderr, "child: %s:%d: %s\n", __FILE__,        \
+				__LINE__, #cond);                              \
+			_exit(1);                                              \
+		}                                                              \
+	} while (0)
+
+static uint32_t expected_root_uid(void)
+{
+	return geteuid() ? geteuid() : 65534; /* no SUDO_UID in the tests */
+}
+
+struct take {
+	struct fsvm_config cfg;
+	const char *file; /* made after taking the identity */
+};
+
+static void take_identity(void *arg)
+{
+	struct take *t = arg;
+	struct identity id;
+	const char *why = NULL;
+
+	CHILD_CHECK(identity_plan(&t->cfg, &id, &why) == 0);
+	CHILD_CHECK(identity_assume(&id, &why) == 0);
+	/* Root of our namespace, but nobody's root on the host. */
+	CHILD_CHECK(getuid() == 0 && geteuid() == 0);
+	CHILD_CHECK(open("/etc/shadow", O_RDONLY) < 0 && errno == EACCES);
+	CHILD_CHECK(mknod("/tmp/fsvm-identity-null", S_IFCHR | 0666,
+			  makedev(1, 3)) < 0);
+	int fd = open(t->file, O_CREAT | O_WRONLY | O_EXCL, 0644);
+	CHILD_CHECK(fd >= 0);
+	/* Its own file may be set-user-ID: to an id it owns. */
+	CHILD_CHECK(fchmod(fd, 04755) == 0);
+	/* A guest id with no host id owns nothing. */
+	CHILD_CHECK(fchown(fd, 4242, (gid_t)-1) < 0 && errno == EINVAL);
+	close(fd);
+}
+
+static void guest_root_is_an_unprivileged_host_user(void **state)
+{
+	(void)state;
+	char path[128];
+	struct take t = { .cfg = { .command = CLI_RUN }, .file = path };
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/made-by-guest-root", scratch);
+	assert_int_equal(in_child(take_identity, &t), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_uid, expected_root_uid());
+	assert_int_equal(st.st_mode & 07777, 04755);
+}
+
+/* More ids than one's own: root may map them (an unprivileged user
+ * needs newuidmap and /etc/subuid, which the tests do not assume). */
+static void chown_within_the_map(void *arg)
+{
+	const char *file = arg;
+	struct fsvm_config cfg = { .command = CLI_RUN, .nr_uid_maps = 1,
+				   .nr_gid_maps = 1 };
+	struct identity id;
+	const char *why = NULL;
+
+	cfg.uid_map[0] = (struct cli_id_map){ 0, 200000, 2000 };
+	cfg.gid_map[0] = (struct cli_id_map){ 0, 200000, 2000 };
+	CHILD_CHECK(identity_plan(&cfg, &id, &why) == 0);
+	CHILD_CHECK(identity_assume(&id, &why) == 0);
+	int fd = open(file, O_CREAT | O_WRONLY | O_EXCL, 0644);
+	CHILD_CHECK(fd >= 0);
+	CHILD_CHECK(fchown(fd, 1000, 1000) == 0);
+	CHILD_CHECK(fchown(fd, 2000, 1000) < 0 && errno == EINVAL);
+	close(fd);
+}
+
+static void root_maps_many_ids(void **state)
+{
+	(void)state;
+	char path[128];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/made-in-map", scratch);
+	if (geteuid() != 0) {
+		/* Unprivileged, such a map needs newuidmap: refused here. */
+		assert_int_equal(in_child(chown_within_the_map, path), 1);
+		return;
+	}
+	assert_int_equal(in_child(chown_within_the_map, path), 0);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_uid, 201000);
+	assert_int_equal(st.st_gid, 201000);
+}
+
+static void plans_that_cannot_be(void **state)
+{
+	(void)state;
+	struct fsvm_config cfg = { .command = CLI_RUN, .nr_uid_maps = 1 };
+	struct identity id;
+	const char *why = NULL;
+
+	cfg.uid_map[0] = (struct cli_id_map){ 1000, 1000, 1 };
+	assert_int_equal(identity_plan(&cfg, &id, &why), -EINVAL);
+	assert_non_null(strstr(why, "guest root"));
+	cfg = (struct fsvm_config){ .command = CLI_RUN, .host_root = true };
+	assert_int_equal(identity_plan(&cfg, &id, &why), geteuid() ? -EPERM : 0);
+	if (geteuid() == 0)
+		assert_true(id.host_root);
+}
+
+/* The FUSE server in the namespace: a file made for guest root belongs to
+ * the mapped host user; one made for a guest id without a host id fails
+ * with EOVERFLOW and leaves nothing behind. */
+static void fuse_create_as(void *arg)
+{
+	(void)arg;
+	struct fsvm_config cfg = { .command = CLI_RUN };
+	struct fuse_server_config scfg = { .cache = FUSE_CACHE_AUTO,
+					   .root = scratch };
+	struct identity id;
+	const char *why = NULL;
+	struct fx f = { .unique = 0 };
+
+	CHILD_CHECK(identity_plan(&cfg, &id, &why) == 0);
+	CHILD_CHECK(identity_assume(&id, &why) == 0);
+	snprintf(f.root, sizeof(f.root), "%s", scratch);
+	CHILD_CHECK(fuse_server_create(&scfg, &f.srv) == 0);
+	CHILD_CHECK(fx_init(&f, 38, FX_GUEST_FLAGS, FX_GUEST_FLAGS2, NULL) == 0);
+
+	struct fuse_create_in in = { .flags = O_WRONLY, .mode = S_IFREG | 0644 };
+	req_begin(FUSE_CREATE, FUSE_ROOT_ID);
+	req_creds(4242, 4242);
+	req_add(&in, sizeof(in));
+	req_str("by-4242");
+	CHILD_CHECK(req_send(&f) == -EOVERFLOW);
+	req_begin(FUSE_CREATE, FUSE_ROOT_ID);
+	req_add(&in, sizeof(in));
+	req_str("by-root");
+	CHILD_CHECK(req_send(&f) == 0);
+	struct fuse_mkdir_in mk = { .mode = 0755 };
+	req_begin(FUSE_MKDIR, FUSE_ROOT_ID);
+	req_creds(4242, 4242);
+	req_add(&mk, sizeof(mk));
+	req_str("dir-by-4242");
+	CHILD_CHECK(req_send(&f) == -EOVERFLOW);
+	fuse_server_destroy(f.srv);
+}
+
+static void guest_ids_without_host_ids_own_nothing(void **state)
+{
+	(void)state;
+	char path[128];
+	struct stat st;
+
+	assert_int_equal(in_child(fuse_create_as, NULL), 0);
+	snprintf(path, sizeof(path), "%s/by-root", scratch);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_uid, expected_root_uid());
+	snprintf(path, sizeof(path), "%s/by-4242", scratch);
+	assert_int_equal(lstat(path, &st), -1);
+	snprintf(path, sizeof(path), "%s/dir-by-4242", scratch);
+	assert_int_equal(lstat(path, &st), -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(guest_root_is_an_unprivileged_host_user),
+		cmocka_unit_test(root_maps_many_ids),
+		cmocka_unit_test(plans_that_cannot_be),
+		cmocka_unit_test(guest_ids_without_host_ids_own_nothing),
+	};
+
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
