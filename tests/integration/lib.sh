@@ -1,10 +1,16 @@
 # Shared helpers for integration tests (sourced, not run).
-# FSVM is the binary under test; every check fails loudly with its context.
+# FSVM runs the binary under test as an unprivileged user (TEST_UID:TEST_GID,
+# no groups: fsvm needs nothing more than /dev/kvm); FSVM_AS_ROOT runs it as
+# root, for what only root may do. Every check fails loudly with its context.
 # TOP is the source tree (tests live two levels below it).
 set -u
 TOP=${TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
-FSVM=${FSVM:-$TOP/fsvm}
+FSVM=${FSVM:-$TOP/tests/integration/fsvm-as-user}
+FSVM_AS_ROOT=${FSVM_AS_ROOT:-$TOP/fsvm}
+TEST_UID=${FSVM_TEST_UID:-4242}
+TEST_GID=${FSVM_TEST_GID:-4242}
 TMP=$(mktemp -d /tmp/fsvm-test.XXXXXX)
+chmod 755 "$TMP" # the test user reads what tests leave here
 mounts=""
 cleanup() {
 	for m in $mounts; do umount "$m" 2>/dev/null; done
@@ -24,6 +30,13 @@ ext4_dir() {
 		{ echo "FAIL: cannot make an ext4 folder" >&2; exit 1; }
 	mounts="$TMP/ext4 $mounts"
 	EXT4_DIR=$TMP/ext4
+	give_to_test_user "$EXT4_DIR"
+}
+
+# give_to_test_user PATH: what the tests made as root becomes the test
+# user's, as if that user had made it (the guest's root is that user).
+give_to_test_user() {
+	chown -R "$TEST_UID:$TEST_GID" "$@"
 }
 
 fail() {
@@ -41,12 +54,17 @@ expect_match() {
 	printf '%s' "$3" | grep -Eq -- "$2" || fail "$1: [$3] does not match /$2/"
 }
 
-# run_fsvm ARGS...: runs fsvm, leaving $out, $err and $rc.
+# run_fsvm ARGS...: runs fsvm as the test user, leaving $out, $err and $rc.
 run_fsvm() {
 	"$FSVM" "$@" >"$TMP/out" 2>"$TMP/err"
 	rc=$?
 	out=$(cat "$TMP/out")
 	err=$(cat "$TMP/err")
+}
+
+# run_fsvm_as_root ARGS...: the same, fsvm started as root.
+run_fsvm_as_root() {
+	FSVM=$FSVM_AS_ROOT run_fsvm "$@"
 }
 
 # wait_for_file PATH PID: waits up to 300 s for a guest to create PATH, less
