@@ -81,6 +81,11 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS)
 	clang -std=gnu11 -D_GNU_SOURCE -I. -g -O1 -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=all -o $@ $< $(filter fs/%.c virtio/virtq.c vmm/guest_mem.c,$(LIB_SRCS)) -lpthread
 
+# bench/device drives the request path natively (no VM).
+$(BUILD)/bench/device: bench/device.c $(BUILD)/libfsvm.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $(filter %.c %.a,$^) $(LDLIBS)
+
 # Guest tests need a KVM that runs stock kernels: this host's, or the lab's.
 integration: fsvm guest
 	tests/integration/run-all
