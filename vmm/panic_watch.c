@@ -13,9 +13,12 @@ static const char poweroff_needle[] = "reboot: Power down";
 static const char halt_needle[] = "reboot: System halted";
 
 /* Advances a match of needle (which has no repeated prefix, so a mismatch
- * restarts); true when the whole needle has been seen. */
+ * restarts); true when the whole needle has been seen, and the next byte
+ * starts a new match (a NUL would otherwise step past the needle's end). */
 static bool needle_step(const char *needle, unsigned int *match, uint8_t byte)
 {
+	if (needle[*match] == '\0')
+		*match = 0;
 	if (byte == (uint8_t)needle[*match])
 		(*match)++;
 	else

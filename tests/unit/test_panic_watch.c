@@ -144,6 +144,20 @@ static void test_halt_stops_the_vm(void **state)
 	close(vm->stop_eventfd);
 }
 
+/* A NUL right after a whole needle must not step past its end. */
+static void test_nul_after_match(void **state)
+{
+	struct vm *vm = *state;
+	vm->stop_eventfd = eventfd(0, EFD_NONBLOCK);
+	assert_true(vm->stop_eventfd >= 0);
+	feed(vm, "reboot: Power down");
+	panic_watch_byte(vm, '\0');
+	panic_watch_byte(vm, '\0');
+	feed(vm, "\n");
+	assert_true(atomic_load(&vm->stopping));
+	close(vm->stop_eventfd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest panic_watch[] = {
@@ -156,6 +170,7 @@ int main(void)
 		VM_TEST(test_restarts_after_partial_match),
 		VM_TEST(test_later_text_ignored),
 		VM_TEST(test_long_line_truncated),
+		VM_TEST(test_nul_after_match),
 	};
 	return cmocka_run_group_tests(panic_watch, NULL, NULL);
 }
