@@ -2,13 +2,17 @@
  * a guest drives it: config cycles through the host bridge's ports and
  * BAR 0 accesses through the MMIO bus. What the transport asks of KVM
  * (doorbell ioeventfds, MSI-X irqfds, the DAX memory slot) is checked in
- * KVM itself. /dev/kvm is required: without it these tests fail. */
+ * KVM itself. Last, a BAR move on one thread races DRIVER_OK and reset on
+ * another. /dev/kvm is required: without it these tests fail. */
 #include <errno.h>
 #include <linux/pci_regs.h>
 #include <linux/virtio_config.h>
 #include <linux/virtio_pci.h>
+#include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -928,6 +932,162 @@ static void test_hostile_config_space(void **state)
 	assert_memory_equal(cfg, now, sizeof(cfg));
 }
 
+/* --- the race: a BAR move on one vCPU, DRIVER_OK or reset on another,
+ * let go together. Each move goes to a fresh address, so a doorbell left
+ * behind anywhere stays there to be found. */
+
+#define RACE_MOVES 200
+#define RACE_SIZING_ADDR 0xffff8000ULL /* where sizing puts BAR 0 */
+
+struct race {
+	struct rig *r;
+	atomic_uint moves_wanted; /* the driver lets the mover go */
+	atomic_uint moves_done;
+	_Atomic uint64_t bar0;    /* where the mover last put BAR 0 */
+};
+
+/* Move i's address; 0 is where BAR 0 starts, the window's first. */
+static uint64_t race_addr(unsigned int i)
+{
+	return PCI_MMIO32_START + i * 0x8000ULL;
+}
+
+/* The two sides on CPUs of their own, when there are two: the race is
+ * theirs to run at once, not by turns on one CPU. */
+static void pin_to_cpu(unsigned int nth)
+{
+	cpu_set_t allowed;
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) ||
+	    CPU_COUNT(&allowed) < 2)
+		return;
+	for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, &allowed) || nth--)
+			continue;
+		cpu_set_t one;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		assert_int_equal(pthread_setaffinity_np(pthread_self(),
+							sizeof(one), &one),
+				 0);
+		return;
+	}
+}
+
+static void wait_for(atomic_uint *counter, unsigned int value)
+{
+	while (atomic_load(counter) < value)
+		sched_yield();
+}
+
+/* Linux's way: decoding off, size, program, decoding back on. */
+static void *race_mover(void *arg)
+{
+	struct race *race = arg;
+	struct rig *r = race->r;
+	pin_to_cpu(1);
+	for (unsigned int i = 1; i <= RACE_MOVES; i++) {
+		wait_for(&race->moves_wanted, i);
+		memory_decode(r, false);
+		cfg_wr(r, PCI_BASE_ADDRESS_0, 0xffffffff, 4);
+		cfg_rd(r, PCI_BASE_ADDRESS_0, 4);
+		cfg_wr(r, PCI_BASE_ADDRESS_0, (uint32_t)race_addr(i), 4);
+		memory_decode(r, true);
+		atomic_store(&race->bar0, race_addr(i));
+		atomic_store(&race->moves_done, i);
+	}
+	return NULL;
+}
+
+/* The driver's write at wherever BAR 0 was last put; one the move makes
+ * miss (not decoded, or moved) is lost, as it would be. */
+static void race_wr(struct race *race, size_t field, uint32_t v,
+		    unsigned int size)
+{
+	uint64_t at = atomic_load(&race->bar0) + race->r->l.common + field;
+	mmio(race->r, at, true, &v, size);
+}
+
+/* Odd moves race DRIVER_OK (the set-up before it done on a still BAR),
+ * even moves race a reset of the device that just started. */
+static void *race_driver(void *arg)
+{
+	struct race *race = arg;
+	pin_to_cpu(0);
+	for (unsigned int i = 1; i <= RACE_MOVES; i++) {
+		wait_for(&race->moves_done, i - 1);
+		if (i % 2 == 0) {
+			atomic_store(&race->moves_wanted, i);
+			race_wr(race, CC(device_status), 0, 1);
+			continue;
+		}
+		race_wr(race, CC(device_status), 0, 1);
+		race_wr(race, CC(device_status), VIRTIO_CONFIG_S_ACKNOWLEDGE |
+							 VIRTIO_CONFIG_S_DRIVER,
+			1);
+		race_wr(race, CC(guest_feature_select), 1, 4);
+		race_wr(race, CC(guest_feature), FEATURES >> 32, 4);
+		race_wr(race, CC(device_status), OK_STATUS, 1);
+		for (uint32_t q = 0; q < NR_QUEUES; q++) {
+			race_wr(race, CC(queue_select), q, 2);
+			race_wr(race, CC(queue_desc_lo), (uint32_t)ring_gpa(q), 4);
+			race_wr(race, CC(queue_avail_lo),
+				(uint32_t)ring_gpa(q) + 0x4000, 4);
+			race_wr(race, CC(queue_used_lo),
+				(uint32_t)ring_gpa(q) + 0x8000, 4);
+			race_wr(race, CC(queue_enable), 1, 2);
+		}
+		atomic_store(&race->moves_wanted, i);
+		race_wr(race, CC(device_status),
+			OK_STATUS | VIRTIO_CONFIG_S_DRIVER_OK, 1);
+	}
+	return NULL;
+}
+
+/* Doorbells are in KVM exactly at BAR 0's place while the device runs,
+ * and nowhere BAR 0 ever was otherwise. */
+static void expect_doorbells_only_at_bar0(struct rig *r)
+{
+	bool active = r->vp.active;
+	for (unsigned int i = 0; i <= RACE_MOVES + 1; i++) {
+		uint64_t at = i <= RACE_MOVES ? race_addr(i) : RACE_SIZING_ADDR;
+		for (uint32_t q = 0; q < NR_QUEUES; q++)
+			if (doorbell_at(r, at, q) !=
+			    (active && at == r->bar0))
+				fail_msg("queue %u: doorbell %s at 0x%llx (BAR 0 at 0x%llx, device %s)",
+					 q, active && at == r->bar0 ? "missing" : "left",
+					 (unsigned long long)at,
+					 (unsigned long long)r->bar0,
+					 active ? "running" : "reset");
+	}
+}
+
+static void test_bar_move_races_driver_ok(void **state)
+{
+	struct rig *r = *state;
+	assert_int_equal(r->bar0, race_addr(0));
+	struct race race = {.r = r};
+	atomic_store(&race.bar0, r->bar0);
+	pthread_t mover, driver;
+	assert_int_equal(pthread_create(&driver, NULL, race_driver, &race), 0);
+	assert_int_equal(pthread_create(&mover, NULL, race_mover, &race), 0);
+	pthread_join(mover, NULL);
+	pthread_join(driver, NULL);
+	r->bar0 = cfg_rd(r, PCI_BASE_ADDRESS_0, 4) & PCI_BASE_ADDRESS_MEM_MASK;
+	assert_int_equal(r->bar0, race_addr(RACE_MOVES));
+	print_message("%u moves, %u activations, %u resets\n", RACE_MOVES,
+		      r->activations, r->resets);
+	assert_true(r->activations > 0);
+	expect_doorbells_only_at_bar0(r);
+	/* And the device is still sound: reset, start, move. */
+	set_status(r, 0);
+	expect_doorbells_only_at_bar0(r);
+	start(r);
+	assert_true(r->vp.active);
+	expect_doorbells_only_at_bar0(r);
+	move_bar0(r, race_addr(1));
+	expect_doorbells_only_at_bar0(r);
+}
+
 #define PCI_TEST(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -950,6 +1110,7 @@ int main(void)
 		PCI_TEST(test_hostile_queue_select),
 		PCI_TEST(test_hostile_after_driver_ok),
 		PCI_TEST(test_hostile_config_space),
+		PCI_TEST(test_bar_move_races_driver_ok),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
