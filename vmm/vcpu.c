@@ -12,6 +12,7 @@
 #include "vmm/log.h"
 
 #define SIG_VCPU_KICK SIGUSR1
+#define RFLAGS_IF (1u << 9)
 #define CPUID_HYPERVISOR_BIT (1u << 31)
 #define APIC_LVT_LINT0 0x350
 #define APIC_LVT_LINT1 0x360
@@ -212,6 +213,19 @@ static bool vcpu_handle_exit(struct vcpu *vcpu)
 	}
 }
 
+/* Not running, with interrupts off: only an NMI or INIT could wake it. So
+ * the kernel leaves every CPU once it has halted the machine (power-off
+ * without ACPI halts too); an idle CPU halts with interrupts on. */
+static bool vcpu_is_stopped_for_good(struct vcpu *vcpu)
+{
+	struct kvm_mp_state mp;
+	struct kvm_regs regs;
+	return ioctl(vcpu->fd, KVM_GET_MP_STATE, &mp) == 0 &&
+	       mp.mp_state != KVM_MP_STATE_RUNNABLE &&
+	       ioctl(vcpu->fd, KVM_GET_REGS, &regs) == 0 &&
+	       !(regs.rflags & RFLAGS_IF);
+}
+
 static void *vcpu_thread(void *arg)
 {
 	struct vcpu *vcpu = arg;
@@ -224,7 +238,13 @@ static void *vcpu_thread(void *arg)
 
 	while (!atomic_load(&vm->stopping)) {
 		if (ioctl(vcpu->fd, KVM_RUN, 0) < 0) {
-			if (errno == EINTR || errno == EAGAIN)
+			if (errno == EINTR) {
+				/* Kicked: maybe by vcpus_check_halted(). */
+				atomic_store(&vcpu->stopped_for_good,
+					     vcpu_is_stopped_for_good(vcpu));
+				continue;
+			}
+			if (errno == EAGAIN)
 				continue;
 			/* KVM could not back a guest page: the only guest
 			 * memory that can vanish is a DAX page whose host
@@ -268,6 +288,19 @@ int vcpu_start(struct vcpu *vcpu)
 	int err = pthread_create(&vcpu->thread, NULL, vcpu_thread, vcpu);
 	vcpu->started = err == 0;
 	return -err;
+}
+
+void vcpus_check_halted(struct vm *vm)
+{
+	bool all_stopped = true;
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
+		struct vcpu *vcpu = &vm->vcpus[i];
+		all_stopped &= atomic_load(&vcpu->stopped_for_good);
+		if (vcpu->started)
+			pthread_kill(vcpu->thread, SIG_VCPU_KICK);
+	}
+	if (all_stopped)
+		vm_stop_unexpected(vm, "powered off");
 }
 
 void vcpu_kick_and_join(struct vcpu *vcpu)
