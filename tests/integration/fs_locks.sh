@@ -65,7 +65,7 @@ expect_eq "host-held lock: status" 124 "$rc"
 echo "fs_locks: part 3" >&2
 # 3. A read-only share keeps locks in the guest: the host's own flock on the
 # file goes through while the guest holds one.
-run_fsvm run --timeout 200 --share "$share:/mnt/ro:ro" -- sh -c '
+"$FSVM" run --timeout 200 --share "$share:/mnt/ro:ro" -- sh -c '
 	flock /mnt/ro/lockfile sh -c "touch /tmp/held; sleep 20" &
 	while [ ! -e /tmp/held ]; do sleep 0.2; done
 	echo holding; sleep 25' >"$TMP/ro.out" 2>&1 &
