@@ -20,8 +20,7 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 # test_seccomp runs its cases under fsvm's system-call filter, which allows
 # what fsvm calls, not what the sanitizers' runtimes add (ASan's thread start
-# asks for the CPU affinity, LeakSanitizer traces the process at exit): it
-# runs as fsvm is built, without them.
+# asks for the CPU affinity): it runs as fsvm is built, without them.
 UNIT_SAN_BINS := $(filter-out $(BUILD)/tests-san/test_seccomp,\
 		 $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests-san/%))
 
