@@ -37,6 +37,7 @@
 #include "vmm/log.h"
 #include "vmm/mptable.h"
 #include "vmm/run_spec.h"
+#include "vmm/seccomp.h"
 #include "vmm/vcpu.h"
 
 #define BASE_CMDLINE                                                           \
@@ -651,6 +652,18 @@ static void report_shares(struct run *r)
 	}
 }
 
+/* The end of set-up: from here on fsvm may only make the system calls
+ * running the VM needs (vmm/seccomp.c); --no-seccomp leaves them all. */
+static int lock_down(struct run *r)
+{
+	if (r->cfg->no_seccomp)
+		return 0;
+	int err = seccomp_lock_down();
+	return err ? setup_error("seccomp", "cannot load the system-call filter",
+				 err)
+		   : 0;
+}
+
 static int run_loop(struct run *r)
 {
 	struct vm *vm = &r->vm;
@@ -664,6 +677,10 @@ static int run_loop(struct run *r)
 	    add_timer(r) || add_halt_check(r) || watch_dax_windows(r) ||
 	    console_start(&r->con, &r->loop))
 		return setup_error("event loop", "cannot set up", -errno);
+	if (lock_down(r)) {
+		console_restore(&r->con);
+		return EXIT_VMM_ERROR;
+	}
 
 	log_info("set-up done, first KVM_RUN at %.1f ms", vm_elapsed_ms(vm));
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)

@@ -106,9 +106,26 @@ static int vcpu_set_boot_state(struct vcpu *vcpu, const struct kernel_info *ki)
 	return 0;
 }
 
+static void vcpu_kick_handler(int sig)
+{
+	(void)sig;
+}
+
+/* The kick signal only has to interrupt KVM_RUN: its handler does nothing. */
+static void install_kick_handler(void)
+{
+	struct sigaction sa = {.sa_handler = vcpu_kick_handler};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIG_VCPU_KICK, &sa, NULL);
+}
+
 int vcpu_create(struct vm *vm, struct vcpu *vcpu, unsigned int id,
 		const struct kernel_info *ki, const char **why)
 {
+	/* Set up with the vCPUs, not when they start: by then the seccomp
+	 * filter allows no sigaction. */
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, install_kick_handler);
 	*vcpu = (struct vcpu){.vm = vm, .id = id, .fd = -1};
 	vcpu->fd = ioctl(vm->vm_fd, KVM_CREATE_VCPU, id);
 	if (vcpu->fd < 0) {
@@ -268,23 +285,8 @@ static void *vcpu_thread(void *arg)
 	return NULL;
 }
 
-static void vcpu_kick_handler(int sig)
-{
-	(void)sig;
-}
-
-/* The kick signal only has to interrupt KVM_RUN: its handler does nothing. */
-static void install_kick_handler(void)
-{
-	struct sigaction sa = {.sa_handler = vcpu_kick_handler};
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIG_VCPU_KICK, &sa, NULL);
-}
-
 int vcpu_start(struct vcpu *vcpu)
 {
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
-	pthread_once(&once, install_kick_handler);
 	int err = pthread_create(&vcpu->thread, NULL, vcpu_thread, vcpu);
 	vcpu->started = err == 0;
 	return -err;
