@@ -16,7 +16,7 @@ SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-re
 TSAN    := -fsanitize=thread -fno-omit-frame-pointer -Wno-tsan
 
 # Everything but main() goes into a library that unit tests link against.
-LIB_SRCS := $(filter-out vmm/main.c,$(wildcard vmm/*.c devices/*.c virtio/*.c fs/*.c))
+LIB_SRCS := $(filter-out vmm/main.c,$(wildcard vmm/*.c vmm/core/*.c vmm/x86/*.c pci/*.c devices/*.c virtio/*.c fs/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 SAN_OBJS := $(LIB_SRCS:%.c=$(BUILD)/san/%.o)
 TSAN_OBJS := $(LIB_SRCS:%.c=$(BUILD)/tsan/%.o)
@@ -104,7 +104,7 @@ fuzz: $(FUZZ_BINS)
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS)
 	@mkdir -p $(dir $@)
 	clang -std=gnu11 -D_GNU_SOURCE -I. -g -O1 -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=all -o $@ $< $(filter fs/%.c virtio/virtq.c vmm/guest_mem.c,$(LIB_SRCS)) -lpthread
+		-fno-sanitize-recover=all -o $@ $< $(filter fs/%.c virtio/virtq.c vmm/core/guest_mem.c vmm/core/dax_window.c vmm/core/log.c,$(LIB_SRCS)) -lpthread
 
 # bench/device drives the request path natively (no VM).
 $(BUILD)/bench/device: bench/device.c $(BUILD)/libfsvm.a

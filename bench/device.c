@@ -24,7 +24,7 @@
 
 #include "fs/fuse_server.h"
 #include "virtio/virtq.h"
-#include "vmm/guest_mem.h"
+#include "vmm/core/guest_mem.h"
 
 #define RING 256
 #define RAM (16ULL << 20)

@@ -11,7 +11,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "vmm/log.h"
+#include "vmm/core/log.h"
 
 struct virtio_fs_worker {
 	struct virtio_fs *fs;

@@ -8,7 +8,7 @@
 #include <linux/virtio_fs.h>
 #include <pthread.h>
 
-#include "fs/dax_window.h"
+#include "vmm/core/dax_window.h"
 #include "fs/fuse_server.h"
 #include "virtio/virtio_dev.h"
 

@@ -8,9 +8,9 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "vmm/irq.h"
-#include "vmm/kvm.h"
-#include "vmm/log.h"
+#include "vmm/core/irq.h"
+#include "vmm/core/kvm.h"
+#include "vmm/core/log.h"
 
 /* MagicValue is "virt" read as a little-endian word; the UAPI header only
  * names the register. */

@@ -12,7 +12,7 @@
 
 #include "virtio/virtio_dev.h"
 #include "virtio/virtio_transport.h"
-#include "vmm/vm.h"
+#include "vmm/core/vm.h"
 
 #define VIRTIO_MMIO_SIZE 0x1000
 #define VIRTIO_MMIO_MAX_QUEUES 64

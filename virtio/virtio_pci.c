@@ -10,9 +10,9 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "vmm/irq.h"
-#include "vmm/kvm.h"
-#include "vmm/log.h"
+#include "vmm/core/irq.h"
+#include "vmm/core/kvm.h"
+#include "vmm/core/log.h"
 
 /* BAR 0 layout. */
 #define BAR0_COMMON 0x0000

@@ -6,11 +6,11 @@
 
 #include <stdbool.h>
 
-#include "devices/pci.h"
-#include "devices/pci_host.h"
+#include "pci/pci.h"
+#include "pci/pci_host.h"
 #include "virtio/virtio_dev.h"
 #include "virtio/virtio_transport.h"
-#include "vmm/vm.h"
+#include "vmm/core/vm.h"
 
 #define VIRTIO_PCI_MAX_QUEUES 64
 #define VIRTIO_PCI_MAX_VECTORS (VIRTIO_PCI_MAX_QUEUES + 1)

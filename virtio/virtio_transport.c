@@ -4,7 +4,7 @@
 #include <linux/virtio_config.h>
 #include <string.h>
 
-#include "vmm/log.h"
+#include "vmm/core/log.h"
 
 uint32_t virtio_feature_word(uint64_t features, uint32_t sel)
 {

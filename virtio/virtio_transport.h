@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "virtio/virtio_dev.h"
-#include "vmm/guest_mem.h"
+#include "vmm/core/guest_mem.h"
 
 /* One queue as the driver set it up before DRIVER_OK. */
 struct virtio_queue_cfg {

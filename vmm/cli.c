@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmm/mptable.h"
+#include "vmm/x86/mptable.h"
 
 const char cli_usage[] =
 	"usage: fsvm run [OPTIONS] [--] [CMD [ARGS...]]\n"

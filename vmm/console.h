@@ -8,8 +8,8 @@
 #include <termios.h>
 
 #include "devices/serial.h"
-#include "vmm/event_loop.h"
-#include "vmm/vm.h"
+#include "vmm/core/event_loop.h"
+#include "vmm/core/vm.h"
 
 struct console {
 	struct vm *vm;

@@ -2,9 +2,9 @@
 #include <stdio.h>
 
 #include "vmm/cli.h"
-#include "vmm/log.h"
+#include "vmm/core/log.h"
 #include "vmm/run.h"
-#include "vmm/vm.h"
+#include "vmm/core/vm.h"
 
 int main(int argc, char **argv)
 {

@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-#include "vmm/vm.h"
+#include "vmm/core/vm.h"
 
 static const char panic_needle[] = "Kernel panic - not syncing: ";
 /* Printed just before the CPUs stop for good. Without ACPI the kernel has

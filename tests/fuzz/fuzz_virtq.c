@@ -5,7 +5,7 @@
 #include <sys/mman.h>
 
 #include "virtio/virtq.h"
-#include "vmm/guest_mem.h"
+#include "vmm/core/guest_mem.h"
 
 #define MEM_SIZE 0x10000
 #define QUEUE_SIZE 16

@@ -14,8 +14,8 @@
 #include <cmocka.h>
 
 #include "vmm/panic_watch.h"
-#include "vmm/vcpu.h"
-#include "vmm/vm.h"
+#include "vmm/core/vcpu.h"
+#include "vmm/core/vm.h"
 
 #define NR_VCPUS 2
 

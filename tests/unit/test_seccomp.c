@@ -29,7 +29,7 @@
 
 #include <cmocka.h>
 
-#include "fs/dax_window.h"
+#include "vmm/core/dax_window.h"
 #include "fs/fuse_server.h"
 #include "vmm/seccomp.h"
 

@@ -23,10 +23,10 @@
 
 #include <cmocka.h>
 
-#include "devices/pci_host.h"
+#include "pci/pci_host.h"
 #include "virtio/virtio_pci.h"
-#include "vmm/irq.h"
-#include "vmm/kvm.h"
+#include "vmm/core/irq.h"
+#include "vmm/core/kvm.h"
 
 #define RAM_SIZE (16ULL << 20)
 #define MMIO64_START (1ULL << 32)

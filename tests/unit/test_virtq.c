@@ -11,7 +11,7 @@
 #include <cmocka.h>
 
 #include "virtio/virtq.h"
-#include "vmm/guest_mem.h"
+#include "vmm/core/guest_mem.h"
 
 #define RAM_SIZE 0x100000
 #define QSIZE 8

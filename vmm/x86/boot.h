@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "vmm/guest_mem.h"
+#include "vmm/core/guest_mem.h"
 
 /* Guest-physical layout of what the loader writes below 1 MiB. */
 #define BOOT_GDT_ADDR 0x500

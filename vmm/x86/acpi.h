@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "vmm/guest_mem.h"
+#include "vmm/core/guest_mem.h"
 
 /* In the BIOS area (reserved in the e820 map) where Linux looks for the
  * RSDP, below the MP table at 0xf0000. */

@@ -1,5 +1,5 @@
 /* KVM GSI routing table (legacy pins + MSI routes), irqfd and ioeventfd. */
-#include "vmm/irq.h"
+#include "vmm/core/irq.h"
 
 #include <errno.h>
 #include <linux/kvm.h>

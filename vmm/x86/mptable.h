@@ -5,7 +5,7 @@
 
 #include <stdint.h>
 
-#include "vmm/guest_mem.h"
+#include "vmm/core/guest_mem.h"
 
 #define MPTABLE_ADDR 0xf0000 /* in the BIOS area Linux scans */
 #define MPTABLE_MAX_CPUS 64

@@ -1,5 +1,5 @@
 /* PCI host bridge: config mechanism #1 and BAR-routed MMIO. */
-#include "devices/pci_host.h"
+#include "pci/pci_host.h"
 
 #include <errno.h>
 #include <linux/pci_regs.h>

@@ -1,5 +1,5 @@
 /* /dev/kvm, VM creation, interrupt controllers and memory slots. */
-#include "vmm/kvm.h"
+#include "vmm/core/kvm.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,7 +10,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "vmm/log.h"
+#include "vmm/core/log.h"
 
 #define KVM_TSS_ADDR 0xfffbd000
 #define KVM_IDENTITY_MAP_ADDR 0xfffbc000

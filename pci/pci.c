@@ -1,5 +1,5 @@
 /* PCI configuration space: header, BAR sizing and moves, capabilities. */
-#include "devices/pci.h"
+#include "pci/pci.h"
 
 #include <linux/pci_regs.h>
 #include <string.h>

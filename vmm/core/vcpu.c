@@ -1,5 +1,5 @@
 /* vCPU creation, CPUID and entry state, and the run loop. */
-#include "vmm/vcpu.h"
+#include "vmm/core/vcpu.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -9,7 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "vmm/log.h"
+#include "vmm/core/log.h"
 
 #define SIG_VCPU_KICK SIGUSR1
 #define RFLAGS_IF (1u << 9)

@@ -7,8 +7,8 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "vmm/boot.h"
-#include "vmm/vm.h"
+#include "vmm/x86/boot.h"
+#include "vmm/core/vm.h"
 
 struct vcpu {
 	struct vm *vm;

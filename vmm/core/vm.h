@@ -9,8 +9,8 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "vmm/guest_mem.h"
-#include "vmm/io_bus.h"
+#include "vmm/core/guest_mem.h"
+#include "vmm/core/io_bus.h"
 
 /* Exit statuses of `fsvm run` beyond the guest command's own. */
 #define EXIT_TIMEOUT 124

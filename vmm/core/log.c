@@ -1,4 +1,4 @@
 /* Verbosity switch shared by every module's diagnostics. */
-#include "vmm/log.h"
+#include "vmm/core/log.h"
 
 bool log_verbose;

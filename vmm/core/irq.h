@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "vmm/vm.h"
+#include "vmm/core/vm.h"
 
 /* Starts the VM's GSI table with KVM's legacy routes. */
 int irq_routing_init(struct vm *vm);
