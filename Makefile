@@ -2,6 +2,7 @@
 #   make          build ./fsvm
 #   make run      install what is needed, build fsvm and the default guest, run a demo
 #   make check    unit tests (also under ASan+UBSan) and guest integration tests
+#   make fuzz     fuzz every target for FUZZ_SECONDS (600) each
 
 CC      ?= gcc
 BUILD   := build
@@ -20,7 +21,7 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 UNIT_SAN_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests-san/%)
 
-.PHONY: all deps guest run check unit integration fuzz clean
+.PHONY: all deps guest run check unit integration fuzz fuzz-check fuzz-corpus clean
 all: fsvm
 
 deps:
@@ -71,15 +72,45 @@ unit: $(UNIT_BINS) $(UNIT_SAN_BINS)
 		echo "== $$t"; $$t || failed="$$failed $$t"; done; \
 	if [ -n "$$failed" ]; then echo "unit: FAILED:$$failed"; exit 1; fi
 
-# libFuzzer targets (clang); run e.g. build/fuzz/fuzz_fuse_server -max_total_time=60
+# libFuzzer targets (clang, ASan+UBSan), each linked against the code it
+# drives built for fuzzing, with the harness's helpers (tests/fuzz/*.c but
+# the targets and the seed writer). `make fuzz` runs each for FUZZ_SECONDS,
+# one at a time; `make fuzz-check` replays the corpus through every target
+# and fuzzes each for FUZZ_CHECK_SECONDS.
+FUZZ_CC := clang
+FUZZ_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -g -O1 -MMD -MP \
+	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
-fuzz: $(FUZZ_BINS)
+FUZZ_LIB_SRCS := $(wildcard fs/*.c virtio/*.c) devices/pci.c devices/pci_host.c \
+	devices/virtio_fs.c vmm/guest_mem.c vmm/io_bus.c vmm/irq.c vmm/kvm.c \
+	vmm/log.c $(filter-out $(FUZZ_SRCS) tests/fuzz/make_corpus.c,$(wildcard tests/fuzz/*.c))
+FUZZ_SECONDS ?= 600
+FUZZ_CHECK_SECONDS ?= 10
 
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS)
+fuzz: $(FUZZ_BINS)
+	tests/fuzz/run $(FUZZ_SECONDS) $(FUZZ_BINS)
+
+fuzz-check: $(FUZZ_BINS)
+	@tests/fuzz/run $(FUZZ_CHECK_SECONDS) $(FUZZ_BINS)
+
+# The seed inputs are committed; this writes them again.
+fuzz-corpus: tests/fuzz/make_corpus.c
+	@mkdir -p $(BUILD)/fuzz
+	$(CC) -std=gnu11 -Wall -Wextra -Werror -o $(BUILD)/fuzz/make_corpus $<
+	$(BUILD)/fuzz/make_corpus
+
+$(BUILD)/fuzz-obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	clang -std=gnu11 -D_GNU_SOURCE -I. -g -O1 -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=all -o $@ $< $(filter fs/%.c virtio/virtq.c vmm/guest_mem.c,$(LIB_SRCS)) -lpthread
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
+
+$(BUILD)/libfsvm-fuzz.a: $(FUZZ_LIB_SRCS:%.c=$(BUILD)/fuzz-obj/%.o)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/fuzz/%: $(BUILD)/fuzz-obj/tests/fuzz/%.o $(BUILD)/libfsvm-fuzz.a
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lpthread
 
 # Guest tests need a KVM that runs stock kernels: this host's, or the lab's.
 integration: fsvm guest
