@@ -2,6 +2,7 @@
  * UAPI structs. Run from the top of the tree: make fuzz-corpus. */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fuse.h>
 #include <linux/virtio_ring.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -94,8 +95,145 @@ static void virtq_seeds(void)
 	save(t, "indirect");
 }
 
+/* --- fuzz_fuse_server: a control byte, then the request. */
+
+#define Q1 0x01
+#define AT_ONCE 0x02
+#define AIM_INTERRUPT 0x04
+#define WATCH_EVENTS 0x08
+#define REPAIR 0x10
+
+static uint64_t next_unique = 100;
+
+static void fuse(uint8_t ctl, uint32_t opcode, uint64_t nodeid, const void *args,
+		 size_t args_len, const void *tail, size_t tail_len)
+{
+	struct fuse_in_header h = {
+		.len = (uint32_t)(sizeof(h) + args_len + tail_len),
+		.opcode = opcode, .unique = next_unique++, .nodeid = nodeid};
+	put8(ctl);
+	put(&h, sizeof(h));
+	put(args, args_len);
+	put(tail, tail_len);
+}
+
+static void lock(uint8_t ctl, uint32_t opcode, uint64_t fh, uint32_t type,
+		 uint32_t lk_flags)
+{
+	struct fuse_lk_in in = {.fh = fh, .owner = fh,
+				.lk = {.end = 99, .type = type, .pid = 1},
+				.lk_flags = lk_flags};
+	fuse(ctl, opcode, 2, &in, sizeof(in), NULL, 0);
+}
+
+static void map(uint8_t ctl, uint64_t fh, uint64_t foffset, uint64_t len,
+		uint64_t moffset, uint64_t flags)
+{
+	struct fuse_setupmapping_in in = {.fh = fh, .foffset = foffset,
+					  .len = len, .flags = flags,
+					  .moffset = moffset};
+	fuse(ctl, FUSE_SETUPMAPPING, 2, &in, sizeof(in), NULL, 0);
+}
+
+static void unmap(uint8_t ctl, uint64_t moffset, uint64_t len)
+{
+	struct fuse_removemapping_in in = {.count = 1};
+	struct fuse_removemapping_one one = {.moffset = moffset, .len = len};
+	fuse(ctl, FUSE_REMOVEMAPPING, 2, &in, sizeof(in), &one, sizeof(one));
+}
+
+static void write_at(uint8_t ctl, uint64_t fh, uint64_t off, const char *s)
+{
+	struct fuse_write_in in = {.fh = fh, .offset = off,
+				   .size = (uint32_t)strlen(s)};
+	fuse(ctl, FUSE_WRITE, 2, &in, sizeof(in), s, strlen(s));
+}
+
+static void truncate_f(uint8_t ctl, uint64_t size)
+{
+	struct fuse_setattr_in in = {.valid = FATTR_SIZE, .size = size};
+	fuse(ctl, FUSE_SETATTR, 2, &in, sizeof(in), NULL, 0);
+}
+
+static void fuse_seeds(void)
+{
+	const char *t = "fuzz_fuse_server";
+	/* c[0]: 1 iovec, cache none, DAX; c[3] bit 0: end with DESTROY. */
+	const uint8_t plain[4] = {0x00, 0x40, 0x80, 0x01};
+	const uint8_t locked[4] = {0x40, 0x40, 0x80, 0x01};
+	const uint8_t locked_reset[4] = {0x41, 0x30, 0x90, 0x00};
+
+	begin(plain, sizeof(plain));
+	struct fuse_getattr_in ga = {0};
+	struct fuse_read_in rd = {.fh = 1, .size = 4096};
+	struct fuse_read_in rdd = {.fh = 2, .size = 4096};
+	struct fuse_forget_in fg = {.nlookup = 1};
+	fuse(0, FUSE_GETATTR, 2, &ga, sizeof(ga), NULL, 0);
+	fuse(Q1, FUSE_READ, 2, &rd, sizeof(rd), NULL, 0);
+	write_at(0, 1, 13, ", again");
+	fuse(Q1 | AT_ONCE, FUSE_READDIRPLUS, 3, &rdd, sizeof(rdd), NULL, 0);
+	fuse(0, FUSE_LOOKUP, 3, NULL, 0, "child", 6);
+	fuse(AT_ONCE, FUSE_FORGET, 4, &fg, sizeof(fg), NULL, 0);
+	save(t, "io-two-queues");
+
+	/* A wait on queue 1 ended by an unlock on queue 0. */
+	begin(locked, sizeof(locked));
+	lock(Q1, FUSE_SETLKW, 3, F_WRLCK, 0);
+	lock(0, FUSE_SETLK, 1, F_UNLCK, 0);
+	lock(0, FUSE_GETLK, 3, F_WRLCK, 0);
+	save(t, "setlkw-unlocked");
+
+	/* A wait ended by INTERRUPT naming it (argument 0: request 0). */
+	begin(locked_reset, sizeof(locked_reset));
+	lock(Q1, FUSE_SETLKW, 3, F_RDLCK, 0);
+	struct fuse_interrupt_in intr = {0};
+	fuse(AIM_INTERRUPT, FUSE_INTERRUPT, 0, &intr, sizeof(intr), NULL, 0);
+	lock(Q1, FUSE_SETLKW, 3, F_WRLCK, FUSE_LK_FLOCK);
+	save(t, "setlkw-interrupted");
+
+	/* A flock wait ended by the holder's RELEASE, and one left waiting
+	 * for DESTROY. */
+	begin(locked, sizeof(locked));
+	lock(Q1, FUSE_SETLKW, 3, F_WRLCK, FUSE_LK_FLOCK);
+	struct fuse_release_in rel = {.fh = 1,
+				      .release_flags = FUSE_RELEASE_FLOCK_UNLOCK};
+	fuse(0, FUSE_RELEASE, 2, &rel, sizeof(rel), NULL, 0);
+	lock(Q1, FUSE_SETLKW, 1, F_WRLCK, 0);
+	lock(0, FUSE_SETLKW, 3, F_WRLCK, 0);
+	save(t, "flock-released");
+
+	/* A write mapping whose file shrinks under it and grows back. */
+	begin(plain, sizeof(plain));
+	map(0, 1, 0, 8192, 0, FUSE_SETUPMAPPING_FLAG_WRITE | FUSE_SETUPMAPPING_FLAG_READ);
+	truncate_f(WATCH_EVENTS, 0);
+	write_at(REPAIR, 1, 4096, "regrown");
+	map(Q1, UINT64_MAX, 0, 4096, 0x10000, FUSE_SETUPMAPPING_FLAG_READ);
+	unmap(0, 0, 8192);
+	save(t, "dax-shrink-grow");
+
+	/* Mappings from both queues up to the window's cap, one split. */
+	begin(plain, sizeof(plain));
+	for (unsigned int i = 0; i < 8; i++)
+		map((i & 1) | AT_ONCE, 1, 0, 0x4000, i * 0x100000,
+		    FUSE_SETUPMAPPING_FLAG_READ);
+	unmap(0, 0x1000, 0x1000);
+	unmap(Q1, 0, 0x1000000);
+	save(t, "dax-cap");
+
+	/* A session ended on one queue while the other works. */
+	begin(plain, sizeof(plain));
+	fuse(0, FUSE_LOOKUP, 1, NULL, 0, "f", 2);
+	fuse(Q1 | AT_ONCE, FUSE_DESTROY, 0, NULL, 0, NULL, 0);
+	fuse(AT_ONCE, FUSE_GETATTR, 2, &ga, sizeof(ga), NULL, 0);
+	struct fuse_init_in init = {.major = FUSE_KERNEL_VERSION,
+				    .minor = FUSE_KERNEL_MINOR_VERSION};
+	fuse(Q1, FUSE_INIT, 0, &init, sizeof(init), NULL, 0);
+	save(t, "destroy-while-busy");
+}
+
 int main(void)
 {
 	virtq_seeds();
+	fuse_seeds();
 	return 0;
 }

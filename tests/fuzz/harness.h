@@ -1,0 +1,32 @@
+/* What the fuzz targets need around the code they drive: the check that
+ * an input leaves nothing behind, and invariant failures that say why. */
+#ifndef FSVM_FUZZ_HARNESS_H
+#define FSVM_FUZZ_HARNESS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Threads and file descriptors of the process. */
+struct resources {
+	unsigned int fds;
+	unsigned int threads;
+};
+
+struct resources resources_now(void);
+/* Aborts, saying what, when the process holds more than before: an input
+ * must give back every fd and thread it took, or the next inputs run
+ * against a different process (and a long run dies of it). */
+void resources_check(const char *target, struct resources before);
+
+/* An invariant of the code under fuzz: when cond is false, says which
+ * and why, then aborts (libFuzzer keeps the input as a crash). */
+#define fuzz_assert(cond, ...) \
+	((cond) ? (void)0 : fuzz_fail(__FILE__, __LINE__, #cond, __VA_ARGS__))
+void fuzz_fail(const char *file, int line, const char *cond, const char *fmt,
+	       ...) __attribute__((noreturn, format(printf, 4, 5)));
+
+#endif
