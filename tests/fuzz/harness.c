@@ -1,12 +1,49 @@
-/* Resource counts and invariant failures for the fuzz targets. */
+/* Guarded guest RAM, exact bus accesses, resource counts and invariant
+ * failures for the fuzz targets. */
 #include "tests/fuzz/harness.h"
 
 #include <dirent.h>
+#include <sanitizer/asan_interface.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "vmm/io_bus.h"
+
+uint8_t *guarded_alloc(size_t size)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *p = mmap(NULL, size + 2 * page, PROT_NONE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED ||
+	    mprotect(p + page, size, PROT_READ | PROT_WRITE) < 0) {
+		perror("fuzz: guarded_alloc");
+		abort();
+	}
+	return p + page;
+}
+
+void bus_access(const struct io_bus *bus, uint64_t addr, bool is_write,
+		void *value, unsigned int size)
+{
+	/* One ASan granule, its tail past size poisoned. */
+	static _Alignas(8) uint8_t data[8];
+	if (size == 0 || size > sizeof(data))
+		abort();
+	if (is_write)
+		memcpy(data, value, size);
+	ASAN_POISON_MEMORY_REGION(data + size, sizeof(data) - size);
+	bool claimed = io_bus_dispatch(bus, addr, is_write, data, size);
+	ASAN_UNPOISON_MEMORY_REGION(data, sizeof(data));
+	if (!is_write)
+		memcpy(value, data, size);
+	if (!is_write && !claimed)
+		memset(value, 0xff, size);
+}
 
 static unsigned int count_entries(const char *dir)
 {

@@ -1,5 +1,6 @@
-/* What the fuzz targets need around the code they drive: the check that
- * an input leaves nothing behind, and invariant failures that say why. */
+/* What the fuzz targets need around the code they drive: guest RAM that
+ * faults at its edges, accesses sized as a vCPU's, the check that an
+ * input leaves nothing behind, and invariant failures that say why. */
 #ifndef FSVM_FUZZ_HARNESS_H
 #define FSVM_FUZZ_HARNESS_H
 
@@ -9,6 +10,19 @@
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* size bytes (a multiple of the page size) of zeroed memory between two
+ * inaccessible pages, so that a stray access just past either end faults
+ * at once. Aborts when it cannot. */
+uint8_t *guarded_alloc(size_t size);
+
+struct io_bus;
+
+/* One access through a bus as a vCPU exit makes it, size 1 to 8 bytes:
+ * the handler sees data exactly size bytes long, so ASan catches one that
+ * touches more. A read of an address nobody claims sees all ones. */
+void bus_access(const struct io_bus *bus, uint64_t addr, bool is_write,
+		void *value, unsigned int size);
 
 /* Threads and file descriptors of the process. */
 struct resources {

@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fuse.h>
+#include <linux/virtio_config.h>
+#include <linux/virtio_mmio.h>
 #include <linux/virtio_ring.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -231,9 +233,186 @@ static void fuse_seeds(void)
 	save(t, "destroy-while-busy");
 }
 
+/* --- fuzz_virtio_mmio: operations on four devices' register pages. */
+
+static void mmio_reg(unsigned int dev, uint32_t reg, uint32_t value)
+{
+	put8((uint8_t)(2 | dev << 3));
+	put8((uint8_t)(reg / 4));
+	put(&value, 4);
+}
+
+static void mmio_read(unsigned int dev, uint16_t off, unsigned int width)
+{
+	put8((uint8_t)(0 | dev << 3 | (width - 1) << 5));
+	put(&off, 2);
+}
+
+static void mmio_write(unsigned int dev, uint16_t off, unsigned int width,
+		       uint64_t value)
+{
+	put8((uint8_t)(1 | dev << 3 | (width - 1) << 5));
+	put(&off, 2);
+	put(&value, 8);
+}
+
+static void mmio_ram(unsigned int high, uint16_t off, const void *p,
+		     uint8_t len)
+{
+	put8((uint8_t)(3 | high << 3));
+	put(&off, 2);
+	put8(len);
+	put(p, len);
+}
+
+static void mmio_serve(unsigned int dev)
+{
+	put8((uint8_t)(4 | dev << 3));
+}
+
+static void mmio_reg64(unsigned int dev, uint32_t reg, uint64_t value)
+{
+	mmio_reg(dev, reg, (uint32_t)value);
+	mmio_reg(dev, reg + 4, (uint32_t)(value >> 32));
+}
+
+#define S_OK (VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER | \
+	      VIRTIO_CONFIG_S_FEATURES_OK)
+
+/* Features as the Linux driver would take them, then FEATURES_OK. */
+static void mmio_negotiate(unsigned int dev, uint64_t features)
+{
+	mmio_reg(dev, VIRTIO_MMIO_STATUS, VIRTIO_CONFIG_S_ACKNOWLEDGE);
+	mmio_reg(dev, VIRTIO_MMIO_STATUS,
+		 VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER);
+	for (uint32_t sel = 0; sel < 2; sel++) {
+		mmio_reg(dev, VIRTIO_MMIO_DEVICE_FEATURES_SEL, sel);
+		mmio_read(dev, VIRTIO_MMIO_DEVICE_FEATURES, 4);
+		mmio_reg(dev, VIRTIO_MMIO_DRIVER_FEATURES_SEL, sel);
+		mmio_reg(dev, VIRTIO_MMIO_DRIVER_FEATURES,
+			 (uint32_t)(features >> (32 * sel)));
+	}
+	mmio_reg(dev, VIRTIO_MMIO_STATUS, S_OK);
+}
+
+static void mmio_queue(unsigned int dev, uint32_t q, uint32_t size,
+		       uint64_t desc, uint64_t avail, uint64_t used)
+{
+	mmio_reg(dev, VIRTIO_MMIO_QUEUE_SEL, q);
+	mmio_read(dev, VIRTIO_MMIO_QUEUE_NUM_MAX, 4);
+	mmio_reg(dev, VIRTIO_MMIO_QUEUE_NUM, size);
+	mmio_reg64(dev, VIRTIO_MMIO_QUEUE_DESC_LOW, desc);
+	mmio_reg64(dev, VIRTIO_MMIO_QUEUE_AVAIL_LOW, avail);
+	mmio_reg64(dev, VIRTIO_MMIO_QUEUE_USED_LOW, used);
+	mmio_reg(dev, VIRTIO_MMIO_QUEUE_READY, 1);
+}
+
+/* A two-descriptor chain (driver's buffer, then device's) as entry idx - 1
+ * of the available ring, both at gpa base in region high. */
+static void mmio_chain(unsigned int high, uint16_t desc, uint16_t avail,
+		       uint64_t gpa_base, uint16_t head, uint16_t idx,
+		       uint16_t flags)
+{
+	struct vring_desc d[2] = {
+		{.addr = gpa_base + 0x8000, .len = 64, .flags = VRING_DESC_F_NEXT,
+		 .next = (uint16_t)(head + 1)},
+		{.addr = gpa_base + 0x9000, .len = 128, .flags = VRING_DESC_F_WRITE},
+	};
+	mmio_ram(high, (uint16_t)(desc + head * sizeof(d[0])), d, sizeof(d));
+	uint16_t ring[2] = {flags, idx};
+	mmio_ram(high, avail, ring, sizeof(ring));
+	mmio_ram(high, (uint16_t)(avail + 4 + 2 * ((idx - 1) % 8)), &head, 2);
+}
+
+static void mmio_seeds(void)
+{
+	const char *t = "fuzz_virtio_mmio";
+	const uint64_t all = (1ULL << VIRTIO_F_VERSION_1) |
+			     (1ULL << VIRTIO_RING_F_EVENT_IDX) |
+			     (1ULL << VIRTIO_RING_F_INDIRECT_DESC);
+
+	/* Device 0 (as virtio-fs) up, a request on queue 1, kicked, served. */
+	begin(NULL, 0);
+	mmio_read(0, VIRTIO_MMIO_MAGIC_VALUE, 4);
+	mmio_negotiate(0, all);
+	mmio_queue(0, 0, 8, 0x1000, 0x2000, 0x3000);
+	mmio_queue(0, 1, 8, 0x4000, 0x5000, 0x6000);
+	mmio_reg(0, VIRTIO_MMIO_STATUS, S_OK | VIRTIO_CONFIG_S_DRIVER_OK);
+	mmio_chain(0, 0x4000, 0x5000, 0, 0, 1, 0);
+	mmio_reg(0, VIRTIO_MMIO_QUEUE_NOTIFY, 1);
+	mmio_serve(0);
+	mmio_read(0, VIRTIO_MMIO_INTERRUPT_STATUS, 4);
+	mmio_reg(0, VIRTIO_MMIO_INTERRUPT_ACK, VIRTIO_MMIO_INT_VRING);
+	mmio_chain(0, 0x4000, 0x5000, 0, 2, 2, 0);
+	mmio_reg(0, VIRTIO_MMIO_QUEUE_NOTIFY, 1);
+	mmio_serve(0);
+	save(t, "start-kick-serve");
+
+	/* Rings in the high region, an indirect table, then a reset while
+	 * live and a second start. */
+	begin(NULL, 0);
+	mmio_negotiate(0, all);
+	mmio_queue(0, 0, 4, 0x100001000ULL, 0x100002000ULL, 0x100003000ULL);
+	mmio_reg(0, VIRTIO_MMIO_STATUS, S_OK | VIRTIO_CONFIG_S_DRIVER_OK);
+	struct vring_desc ind = {.addr = 0x100007000ULL, .len = 32,
+				 .flags = VRING_DESC_F_INDIRECT};
+	mmio_ram(1, 0x1000, &ind, sizeof(ind));
+	struct vring_desc table[2] = {
+		{.addr = 0x100008000ULL, .len = 16, .flags = VRING_DESC_F_NEXT, .next = 1},
+		{.addr = 0x100009000ULL, .len = 16, .flags = VRING_DESC_F_WRITE}};
+	mmio_ram(1, 0x7000, table, sizeof(table));
+	uint16_t avail[3] = {0, 1, 0};
+	mmio_ram(1, 0x2000, avail, sizeof(avail));
+	mmio_reg(0, VIRTIO_MMIO_QUEUE_NOTIFY, 0);
+	mmio_serve(0);
+	mmio_reg(0, VIRTIO_MMIO_STATUS, 0);
+	mmio_negotiate(0, all);
+	mmio_queue(0, 0, 4, 0x100001000ULL, 0x100002000ULL, 0x100003000ULL);
+	mmio_reg(0, VIRTIO_MMIO_STATUS, S_OK | VIRTIO_CONFIG_S_DRIVER_OK);
+	mmio_reg(0, VIRTIO_MMIO_QUEUE_NOTIFY, 0);
+	mmio_serve(0);
+	save(t, "high-ram-indirect-restart");
+
+	/* Rings outside RAM: DRIVER_OK fails into NEEDS_RESET; a legacy
+	 * driver's FEATURES_OK is refused. */
+	begin(NULL, 0);
+	mmio_negotiate(3, (1ULL << VIRTIO_F_VERSION_1));
+	mmio_queue(3, 2, 8, 0x20000, 0x2000, 0x3000);
+	mmio_reg(3, VIRTIO_MMIO_STATUS, S_OK | VIRTIO_CONFIG_S_DRIVER_OK);
+	mmio_read(3, VIRTIO_MMIO_STATUS, 4);
+	mmio_reg(3, VIRTIO_MMIO_STATUS, 0);
+	mmio_negotiate(1, 1ULL << VIRTIO_RING_F_EVENT_IDX);
+	mmio_queue(1, 0, 1, 0x1000, 0x2000, 0x3000);
+	mmio_reg(1, VIRTIO_MMIO_STATUS, S_OK | VIRTIO_CONFIG_S_DRIVER_OK);
+	save(t, "needs-reset-and-legacy");
+
+	/* Odd widths and offsets, config space, shared memory registers,
+	 * the 64-queue device's last queue and past it. */
+	begin(NULL, 0);
+	for (unsigned int w = 1; w <= 8; w++) {
+		mmio_read(2, VIRTIO_MMIO_CONFIG + 3, w);
+		mmio_read(2, VIRTIO_MMIO_STATUS + 1, w);
+		mmio_write(2, VIRTIO_MMIO_QUEUE_SEL, w, 63);
+	}
+	mmio_read(2, 0xffe, 4);
+	mmio_write(2, 0x1070, 4, 1);
+	mmio_reg(2, VIRTIO_MMIO_SHM_SEL, 0);
+	mmio_read(2, VIRTIO_MMIO_SHM_LEN_LOW, 4);
+	mmio_read(2, VIRTIO_MMIO_SHM_BASE_HIGH, 4);
+	mmio_reg(2, VIRTIO_MMIO_SHM_SEL, 1);
+	mmio_read(2, VIRTIO_MMIO_SHM_LEN_HIGH, 4);
+	mmio_reg(2, VIRTIO_MMIO_QUEUE_SEL, 63);
+	mmio_reg(2, VIRTIO_MMIO_QUEUE_NUM, 1024);
+	mmio_reg(2, VIRTIO_MMIO_QUEUE_SEL, 64);
+	mmio_reg(2, VIRTIO_MMIO_QUEUE_READY, 1);
+	mmio_reg(2, VIRTIO_MMIO_QUEUE_NOTIFY, 64);
+	save(t, "odd-accesses");
+}
+
 int main(void)
 {
 	virtq_seeds();
 	fuse_seeds();
+	mmio_seeds();
 	return 0;
 }
