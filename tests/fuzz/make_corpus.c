@@ -3,9 +3,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fuse.h>
+#include <linux/pci_regs.h>
 #include <linux/virtio_config.h>
 #include <linux/virtio_mmio.h>
+#include <linux/virtio_pci.h>
 #include <linux/virtio_ring.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -409,10 +413,201 @@ static void mmio_seeds(void)
 	save(t, "odd-accesses");
 }
 
+/* --- fuzz_virtio_pci: config space and BAR 0 of two devices. */
+
+/* BAR 0 as virtio/virtio_pci.c lays it out (a driver reads it from the
+ * capabilities). */
+#define PCI_NOTIFY 0x3000
+#define PCI_MSIX 0x4000
+#define PCI_ISR 0x1000
+#define COMMON(field) offsetof(struct virtio_pci_common_cfg, field)
+
+static uint8_t width_code(unsigned int width)
+{
+	return width == 1 ? 0 : width == 2 ? 1 : width == 4 ? 2 : 3;
+}
+
+static void pci_cfg_w(unsigned int dev, uint8_t reg, uint32_t v,
+		      unsigned int width)
+{
+	put8((uint8_t)(1 | dev << 3 | width_code(width) << 4));
+	put8(reg);
+	put(&v, 4);
+}
+
+static void pci_cfg_r(unsigned int dev, uint8_t reg, unsigned int width)
+{
+	put8((uint8_t)(2 | dev << 3 | width_code(width) << 4));
+	put8(reg);
+}
+
+static void pci_bar_w(unsigned int dev, uint16_t off, uint64_t v,
+		      unsigned int width)
+{
+	put8((uint8_t)(3 | dev << 3 | width_code(width) << 4));
+	put(&off, 2);
+	put(&v, 8);
+}
+
+static void pci_bar_r(unsigned int dev, uint16_t off, unsigned int width)
+{
+	put8((uint8_t)(4 | dev << 3 | width_code(width) << 4));
+	put(&off, 2);
+}
+
+static void pci_ram(uint16_t off, const void *p, uint8_t len)
+{
+	put8(5);
+	put(&off, 2);
+	put8(len);
+	put(p, len);
+}
+
+static void pci_pio(uint8_t port_from_cf4, bool is_write, uint32_t v,
+		    unsigned int width)
+{
+	put8((uint8_t)(0 | width_code(width) << 4 | (is_write ? 0x40 : 0)));
+	put8(port_from_cf4);
+	if (is_write)
+		put(&v, 4);
+}
+
+static void pci_mmio(uint32_t off, bool is_write, uint64_t v,
+		     unsigned int width)
+{
+	put8((uint8_t)(6 | width_code(width) << 4 | (is_write ? 0x40 : 0)));
+	put(&off, 4);
+	if (is_write)
+		put(&v, 8);
+}
+
+static void pci_serve(unsigned int dev)
+{
+	put8((uint8_t)(7 | dev << 3));
+}
+
+/* The MSI-X capability comes last: after the shared memory one on
+ * device 0, at 0x9c; at 0x84 on device 1, which has none. */
+static void pci_msix_flags(unsigned int dev, uint16_t flags)
+{
+	pci_cfg_w(dev, (uint8_t)((dev ? 0x84 : 0x9c) + PCI_MSIX_FLAGS), flags, 2);
+}
+
+/* What the Linux driver does up to DRIVER_OK, with MSI-X on and one
+ * vector per queue, rings at 0x1000 * (1 + 3q). */
+static void pci_start(unsigned int dev, unsigned int queues,
+		      uint64_t features)
+{
+	pci_cfg_r(dev, PCI_VENDOR_ID, 4);
+	pci_cfg_w(dev, PCI_COMMAND, PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER, 2);
+	pci_cfg_w(dev, 0x40, 0, 4); /* past the header: ignored */
+	for (unsigned int v = 0; v <= queues; v++) {
+		uint16_t e = (uint16_t)(PCI_MSIX + 16 * v);
+		pci_bar_w(dev, e + PCI_MSIX_ENTRY_LOWER_ADDR, 0xfee00000, 4);
+		pci_bar_w(dev, e + PCI_MSIX_ENTRY_UPPER_ADDR, 0, 4);
+		pci_bar_w(dev, e + PCI_MSIX_ENTRY_DATA, 0x4041 + v, 4);
+		pci_bar_w(dev, e + PCI_MSIX_ENTRY_VECTOR_CTRL, 0, 4);
+	}
+	pci_bar_w(dev, COMMON(device_status), VIRTIO_CONFIG_S_ACKNOWLEDGE, 1);
+	pci_bar_w(dev, COMMON(device_status),
+		  VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER, 1);
+	for (uint32_t sel = 0; sel < 2; sel++) {
+		pci_bar_w(dev, COMMON(device_feature_select), sel, 4);
+		pci_bar_r(dev, COMMON(device_feature), 4);
+		pci_bar_w(dev, COMMON(guest_feature_select), sel, 4);
+		pci_bar_w(dev, COMMON(guest_feature),
+			  (uint32_t)(features >> (32 * sel)), 4);
+	}
+	pci_bar_w(dev, COMMON(device_status), S_OK, 1);
+	pci_bar_w(dev, COMMON(msix_config), 0, 2);
+	for (unsigned int q = 0; q < queues; q++) {
+		uint64_t at = 0x1000 * (1 + 3 * q);
+		pci_bar_w(dev, COMMON(queue_select), q, 2);
+		pci_bar_w(dev, COMMON(queue_size), 8, 2);
+		pci_bar_w(dev, COMMON(queue_msix_vector), q + 1, 2);
+		pci_bar_w(dev, COMMON(queue_desc_lo), at, 4);
+		pci_bar_w(dev, COMMON(queue_desc_hi), 0, 4);
+		pci_bar_w(dev, COMMON(queue_avail_lo), at + 0x1000, 4);
+		pci_bar_w(dev, COMMON(queue_used_lo), at + 0x2000, 4);
+		pci_bar_w(dev, COMMON(queue_enable), 1, 2);
+	}
+	pci_msix_flags(dev, PCI_MSIX_FLAGS_ENABLE);
+	pci_bar_w(dev, COMMON(device_status), S_OK | VIRTIO_CONFIG_S_DRIVER_OK, 1);
+}
+
+/* A two-descriptor chain at entry 0 of queue q's rings (as pci_start). */
+static void pci_chain(unsigned int q, uint16_t idx)
+{
+	uint16_t at = (uint16_t)(0x1000 * (1 + 3 * q));
+	struct vring_desc d[2] = {
+		{.addr = 0xa000, .len = 64, .flags = VRING_DESC_F_NEXT, .next = 1},
+		{.addr = 0xb000, .len = 128, .flags = VRING_DESC_F_WRITE},
+	};
+	pci_ram(at, d, sizeof(d));
+	uint16_t avail[3] = {0, idx, 0};
+	pci_ram((uint16_t)(at + 0x1000), avail, sizeof(avail));
+}
+
+static void pci_seeds(void)
+{
+	const char *t = "fuzz_virtio_pci";
+	const uint64_t all = (1ULL << VIRTIO_F_VERSION_1) |
+			     (1ULL << VIRTIO_RING_F_EVENT_IDX) |
+			     (1ULL << VIRTIO_RING_F_INDIRECT_DESC);
+
+	/* Device 0 (as virtio-fs) up, a request on queue 1, served. */
+	begin(NULL, 0);
+	pci_start(0, 3, all);
+	pci_chain(1, 1);
+	pci_bar_w(0, PCI_NOTIFY + 4, 1, 2);
+	pci_serve(0);
+	pci_bar_r(0, PCI_ISR, 1);
+	save(t, "start-kick-serve");
+
+	/* BARs moved while live: BAR 0 (doorbells follow) and the shared
+	 * memory BAR with decoding on and off; vectors masked and not. */
+	begin(NULL, 0);
+	pci_start(0, 3, all);
+	pci_cfg_w(0, PCI_BASE_ADDRESS_0, 0xd0000000, 4);
+	pci_chain(0, 1);
+	pci_bar_w(0, PCI_NOTIFY, 0, 2);
+	pci_serve(0);
+	pci_cfg_w(0, PCI_BASE_ADDRESS_2, 0x00400000, 4);
+	pci_cfg_w(0, PCI_BASE_ADDRESS_3, 2, 4);
+	pci_cfg_w(0, PCI_COMMAND, 0, 2);
+	pci_cfg_w(0, PCI_BASE_ADDRESS_2, 0xffffffff, 4);
+	pci_cfg_r(0, PCI_BASE_ADDRESS_2, 4);
+	pci_cfg_w(0, PCI_COMMAND, PCI_COMMAND_MEMORY, 2);
+	pci_msix_flags(0, PCI_MSIX_FLAGS_ENABLE | PCI_MSIX_FLAGS_MASKALL);
+	pci_bar_w(0, PCI_MSIX + 16 + PCI_MSIX_ENTRY_VECTOR_CTRL, 1, 4);
+	pci_msix_flags(0, PCI_MSIX_FLAGS_ENABLE);
+	pci_bar_w(0, COMMON(device_status), 0, 1);
+	save(t, "bars-move-while-live");
+
+	/* The other device, and every width at odd places: the config
+	 * ports byte-wise, 8-byte common config, past BAR 0, past the
+	 * window's start. */
+	begin(NULL, 0);
+	pci_start(1, 1, 1ULL << VIRTIO_F_VERSION_1);
+	for (unsigned int w = 1; w <= 8; w *= 2) {
+		pci_pio(4, true, 0x80001000, w);
+		pci_pio(9, false, 0, w);
+		pci_bar_r(1, COMMON(queue_desc_lo) + 1, w);
+		pci_bar_w(1, COMMON(queue_select) - 1, ~0ULL, w);
+		pci_bar_r(1, 0x7ffe, w);
+		pci_bar_w(1, PCI_MSIX + 0x1c, ~0ULL, w);
+		pci_mmio(0x7fff, false, 0, w);
+	}
+	pci_cfg_w(1, 0xfe, 0xffffffff, 4);
+	pci_bar_w(1, COMMON(device_status), 0xff, 1);
+	save(t, "odd-widths");
+}
+
 int main(void)
 {
 	virtq_seeds();
 	fuse_seeds();
 	mmio_seeds();
+	pci_seeds();
 	return 0;
 }
