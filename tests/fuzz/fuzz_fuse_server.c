@@ -2,10 +2,8 @@
  * scratch share, with a real DAX window and requests that really wait. */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <linux/fuse.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -13,8 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mount.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -79,7 +75,7 @@ struct request {
 	atomic_uint answers; /* through the completion */
 };
 
-static char share[64];
+static const char *share;
 static _Alignas(8) unsigned char input_copy[1 << 16];
 static unsigned char out_bufs[MAX_REQUESTS][OUT_SIZE];
 static unsigned char canned_out[OUT_SIZE];
@@ -102,42 +98,6 @@ static struct {
 	.idle = PTHREAD_COND_INITIALIZER,
 };
 
-static int remove_entry(const char *path, const struct stat *st, int type,
-			struct FTW *ftw)
-{
-	(void)st; (void)type;
-	return ftw->level ? remove(path) : 0;
-}
-
-/* Leaves no scratch folder behind; a tmpfs goes with our namespace. */
-static void remove_share(void)
-{
-	umount2(share, MNT_DETACH);
-	nftw(share, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-	rmdir(share);
-}
-
-/* The share lives on a private, size-limited tmpfs where we can make one
- * (as root or in a user namespace): fallocate and sparse writes at large
- * offsets must not fill the host's disk. Elsewhere a file size limit. */
-static void make_share(void)
-{
-	snprintf(share, sizeof(share), "/tmp/fsvm-fuzz-XXXXXX");
-	if (!mkdtemp(share))
-		abort();
-	atexit(remove_share);
-	if ((unshare(CLONE_NEWNS) == 0 || unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0) &&
-	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 &&
-	    mount("fsvm-fuzz", share, "tmpfs", 0, "size=64m,nr_inodes=4096") == 0)
-		return;
-	fprintf(stderr, "fuzz_fuse_server: no private tmpfs (%s), limiting file sizes\n",
-		strerror(errno));
-	struct rlimit lim = { 64 << 20, 64 << 20 };
-
-	setrlimit(RLIMIT_FSIZE, &lim);
-	signal(SIGXFSZ, SIG_IGN);
-}
-
 /* What the canned requests expect; the fuzzer may have renamed, removed
  * or filled anything, so it is put back (and now and then all wiped). */
 static void reset_share(void)
@@ -146,7 +106,7 @@ static void reset_share(void)
 	char path[128];
 
 	if (++runs % 1000 == 0)
-		nftw(share, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+		empty_folder(share);
 	snprintf(path, sizeof(path), "%s/f", share);
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0644);
 
@@ -397,7 +357,7 @@ static void check_window(struct dax_window *w)
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc; (void)argv;
-	make_share();
+	share = scratch_share();
 	/* Only the server's waiting threads take its wake-up signal; the
 	 * queues' threads inherit the mask. */
 	sigset_t wake;

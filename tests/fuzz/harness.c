@@ -1,14 +1,20 @@
-/* Guarded guest RAM, exact bus accesses, resource counts and invariant
- * failures for the fuzz targets. */
+/* Guarded guest RAM, exact bus accesses, the scratch share, resource
+ * counts and invariant failures for the fuzz targets. */
 #include "tests/fuzz/harness.h"
 
 #include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <sched.h>
 #include <sanitizer/asan_interface.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -43,6 +49,47 @@ void bus_access(const struct io_bus *bus, uint64_t addr, bool is_write,
 		memcpy(value, data, size);
 	if (!is_write && !claimed)
 		memset(value, 0xff, size);
+}
+
+static char share[64];
+
+static int remove_entry(const char *path, const struct stat *st, int type,
+			struct FTW *ftw)
+{
+	(void)st; (void)type;
+	return ftw->level ? remove(path) : 0;
+}
+
+void empty_folder(const char *folder)
+{
+	nftw(folder, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Leaves no scratch folder behind; a tmpfs goes with our namespace. */
+static void remove_share(void)
+{
+	umount2(share, MNT_DETACH);
+	empty_folder(share);
+	rmdir(share);
+}
+
+const char *scratch_share(void)
+{
+	snprintf(share, sizeof(share), "/tmp/fsvm-fuzz-XXXXXX");
+	if (!mkdtemp(share))
+		abort();
+	atexit(remove_share);
+	if ((unshare(CLONE_NEWNS) == 0 || unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0) &&
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 &&
+	    mount("fsvm-fuzz", share, "tmpfs", 0, "size=64m,nr_inodes=4096") == 0)
+		return share;
+	fprintf(stderr, "fuzz: no private tmpfs (%s), limiting file sizes\n",
+		strerror(errno));
+	struct rlimit lim = { 64 << 20, 64 << 20 };
+
+	setrlimit(RLIMIT_FSIZE, &lim);
+	signal(SIGXFSZ, SIG_IGN);
+	return share;
 }
 
 static unsigned int count_entries(const char *dir)

@@ -1,6 +1,7 @@
 /* What the fuzz targets need around the code they drive: guest RAM that
- * faults at its edges, accesses sized as a vCPU's, the check that an
- * input leaves nothing behind, and invariant failures that say why. */
+ * faults at its edges, accesses sized as a vCPU's, a scratch share, the
+ * check that an input leaves nothing behind, and invariant failures that
+ * say why. */
 #ifndef FSVM_FUZZ_HARNESS_H
 #define FSVM_FUZZ_HARNESS_H
 
@@ -23,6 +24,15 @@ struct io_bus;
  * touches more. A read of an address nobody claims sees all ones. */
 void bus_access(const struct io_bus *bus, uint64_t addr, bool is_write,
 		void *value, unsigned int size);
+
+/* A scratch folder for a share: on a private tmpfs of 64 MiB where one
+ * can be made (as root, or in a user namespace), so that sparse writes at
+ * large offsets and fallocate cannot fill the host's disk; elsewhere in
+ * /tmp under a file size limit. Removed at exit. Call it before starting
+ * any thread (unshare refuses a threaded process). */
+const char *scratch_share(void);
+/* Removes everything in folder but the folder. */
+void empty_folder(const char *folder);
 
 /* Threads and file descriptors of the process. */
 struct resources {
