@@ -2,6 +2,7 @@
  * and a worker that uses every buffer it is handed. */
 #include "tests/fuzz/fake_device.h"
 
+#include <errno.h>
 #include <linux/virtio_config.h>
 #include <linux/virtio_ring.h>
 #include <string.h>
@@ -48,6 +49,10 @@ static int fake_activate(void *opaque, struct virtio_queue *queues,
 {
 	struct fake_device *f = opaque;
 	fuzz_assert(!f->active, "activated twice without a reset");
+	if (f->refuse_start) {
+		f->refuse_start = false;
+		return -EAGAIN;
+	}
 	fuzz_assert(nr == f->dev.num_queues, "%u queues of %u", nr,
 		    f->dev.num_queues);
 	fuzz_assert(!(features & ~f->dev.features) &&

@@ -21,6 +21,8 @@ struct fake_device {
 	struct virtio_queue *queues;
 	struct virtq given[FAKE_MAX_QUEUES];
 	bool broken[FAKE_MAX_QUEUES]; /* a malformed ring: ignored until reset */
+	/* The next start fails, as a device's that cannot start its threads. */
+	bool refuse_start;
 	struct virtq_chain chain;
 };
 

@@ -1,13 +1,20 @@
 /* libFuzzer target: the virtio-mmio register page, driven as the vCPU
- * drives it (through the MMIO bus, any offset and size), for four devices
- * of different shapes, up to DRIVER_OK with rings in a small guest RAM and
- * queues kicked and served. The transport makes no KVM call until
- * virtio_mmio_plug(), which the target never calls. */
+ * drives it (through the MMIO bus, any offset and size), up to DRIVER_OK
+ * with rings in a small guest RAM and queues kicked and served: for four
+ * fake devices of different shapes and a real virtio-fs device on a
+ * scratch share. The transport makes no KVM call until virtio_mmio_plug(),
+ * which the target never calls. */
+#include <fcntl.h>
 #include <linux/virtio_config.h>
 #include <linux/virtio_mmio.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
+#include "devices/virtio_fs.h"
 #include "tests/fuzz/fake_device.h"
 #include "tests/fuzz/harness.h"
 #include "virtio/virtio_mmio.h"
@@ -15,8 +22,9 @@
 
 /*
  * Input: operations back to back. An operation's first byte says what:
- * bits 0-2 the kind, bits 3-4 the device (its register page is at
- * BASE + device * 4 KiB), bits 5-7 the access size minus one.
+ * bits 0-2 the kind, bits 3-5 the device modulo 5 (its register page is at
+ * BASE + device * 4 KiB; the last is virtio-fs), bits 6-7 the access size
+ * (1, 2, 4 or 8 bytes, as an MMIO exit has them).
  *   0 read: a 16-bit offset from the device's page (past its end is the
  *     next page, or nothing);
  *   1 write: the same, then 8 bytes whose first size are written;
@@ -24,20 +32,29 @@
  *     it), then the 32-bit value;
  *   3 guest RAM write: bit 3 picks the low or high region, then a 16-bit
  *     offset, a length byte and that many bytes (rings and buffers);
- *   4 the device serves the queues the guest kicked;
+ *   4 a fake device serves the queues the guest kicked; with bit 6, its
+ *     next start fails instead (as virtio-fs when it cannot start its
+ *     threads). virtio-fs serves its queues on its own threads: there the
+ *     guest waits a while (up to 20 ms) for every request it made
+ *     available to be answered, as a driver waits for its replies;
  *   5 register read: a byte, the register's index.
  * After each operation every device is checked: its status moved only as
- * the spec lets a driver move it, a live device's rings stayed, nothing
- * was started twice or reset unstarted, and every buffer the device was
- * handed lay in guest RAM.
+ * the spec lets a driver move it, and for a fake device, a live device's
+ * rings stayed, nothing was started twice or reset unstarted, and every
+ * buffer it was handed lay in guest RAM.
  */
 #define BASE 0xfed00000ULL
-#define DEVICES 4
+#define FAKES 4
+#define DEVICES (FAKES + 1)
+#define FS_DEVICE FAKES
 #define RAM_SIZE 0x10000
 #define HIGH_RAM_GPA 0x100000000ULL
 #define SHM_GPA 0x200000000ULL
 #define SHM_SIZE (2ULL << 20)
 #define IRQ 5
+/* virtio-fs's window: small, with few mappings, as in fuzz_fuse_server. */
+#define FS_WINDOW (16ULL << 20)
+#define FS_WINDOW_MAPS 8
 
 #define RING_FEATURES ((1ULL << VIRTIO_RING_F_EVENT_IDX) | \
 		       (1ULL << VIRTIO_RING_F_INDIRECT_DESC))
@@ -46,16 +63,20 @@
 static const struct {
 	uint16_t queues, max_size;
 	uint64_t features, shm_size;
-} shapes[DEVICES] = {
+} shapes[FAKES] = {
 	{2, 256, VERSION_1 | RING_FEATURES, SHM_SIZE}, /* as virtio-fs */
 	{1, 1, VERSION_1, 0},
 	{FAKE_MAX_QUEUES, 1024, VERSION_1 | RING_FEATURES, SHM_SIZE},
 	{3, 8, VERSION_1 | (1ULL << VIRTIO_RING_F_INDIRECT_DESC), 0},
 };
 
+static const unsigned int widths[4] = {1, 2, 4, 8};
+
 static struct vm vm;
 static struct io_bus bus;
-static struct fake_device fakes[DEVICES];
+static struct fake_device fakes[FAKES];
+static struct virtio_fs fs;
+static const char *share;
 static struct virtio_mmio transports[DEVICES];
 static uint8_t *ram[2];
 
@@ -78,14 +99,14 @@ static void reg_write(unsigned int d, uint32_t off, uint32_t v)
 static void check_device(unsigned int d, uint8_t status_was, bool written,
 			 uint32_t v)
 {
-	const struct fake_device *f = &fakes[d];
+	const struct virtio_dev *dev = transports[d].dev;
+	const struct fake_device *f = d < FAKES ? &fakes[d] : NULL;
 	uint32_t status = reg_read(d, VIRTIO_MMIO_STATUS);
 	uint8_t added = (uint8_t)(status & ~status_was);
 
-	fake_device_check(f);
 	fuzz_assert(status <= 0xff, "device %u: status %#x", d, status);
 	if (written && v == 0) {
-		fuzz_assert(status == 0 && !f->active &&
+		fuzz_assert(status == 0 && !transports[d].active &&
 			    reg_read(d, VIRTIO_MMIO_INTERRUPT_STATUS) == 0,
 			    "device %u: a reset left status %#x", d, status);
 	} else if (written && v <= 0xff) {
@@ -100,20 +121,68 @@ static void check_device(unsigned int d, uint8_t status_was, bool written,
 	}
 	uint64_t agreed = transports[d].driver_features;
 	fuzz_assert(!(status & VIRTIO_CONFIG_S_FEATURES_OK) ||
-		    (!(agreed & ~f->dev.features) && (agreed & VERSION_1)),
+		    (!(agreed & ~dev->features) && (agreed & VERSION_1)),
 		    "device %u: features %#llx accepted", d,
 		    (unsigned long long)agreed);
-	fuzz_assert(!f->active || ((status & LIVE) == LIVE &&
-				   !(status & VIRTIO_CONFIG_S_NEEDS_RESET)),
-		    "device %u: running with status %#x", d, status);
 	fuzz_assert(!(reg_read(d, VIRTIO_MMIO_INTERRUPT_STATUS) &
 		      ~VIRTIO_MMIO_INT_VRING),
 		    "device %u: an interrupt cause it never raises", d);
+	if (!f)
+		return;
+	fake_device_check(f);
+	fuzz_assert(!f->active || ((status & LIVE) == LIVE &&
+				   !(status & VIRTIO_CONFIG_S_NEEDS_RESET)),
+		    "device %u: running with status %#x", d, status);
+}
+
+/* virtio-fs's share holds one file, f, for requests to find. */
+static void fill_share(void)
+{
+	static unsigned int inputs;
+	char path[128];
+
+	if (inputs++ % 1000)
+		return;
+	empty_folder(share);
+	snprintf(path, sizeof(path), "%s/f", share);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || write(fd, "virtio-fs behind virtio-mmio", 28) != 28)
+		abort();
+	close(fd);
+}
+
+static struct fuse_server_config fs_config(void)
+{
+	return (struct fuse_server_config){.root = share,
+					   .cache = FUSE_CACHE_AUTO,
+					   .dax = &fs.dax.ops};
+}
+
+/* virtio-fs as fsvm starts it, for every input: its FUSE server anew
+ * (node ids and handles count from the start again, so an input means
+ * the same whenever it runs) and its window empty. The device is reset:
+ * nothing runs on the server. */
+static void fs_renew(void)
+{
+	struct fuse_server_config cfg = fs_config();
+
+	fuse_server_destroy(fs.server);
+	if (fuse_server_create(&cfg, &fs.server) ||
+	    dax_window_unmap(&fs.dax, 0, FS_WINDOW))
+		abort();
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc; (void)argv;
+	share = scratch_share();
+	/* Only the FUSE server's waiting threads take its wake-up signal;
+	 * virtio-fs's workers inherit the mask. */
+	sigset_t wake;
+	sigemptyset(&wake);
+	sigaddset(&wake, FUSE_WAIT_SIGNAL);
+	pthread_sigmask(SIG_BLOCK, &wake, NULL);
+
 	vm.mem = (struct guest_mem){.memfd = -1};
 	ram[0] = guarded_alloc(RAM_SIZE);
 	ram[1] = guarded_alloc(RAM_SIZE);
@@ -121,18 +190,47 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (guest_mem_add(&vm.mem, 0, RAM_SIZE, ram[0]) ||
 	    guest_mem_add(&vm.mem, HIGH_RAM_GPA, RAM_SIZE, ram[1]))
 		abort();
+	struct fuse_server_config cfg = fs_config();
+	if (virtio_fs_create(&fs, "fuzz", &cfg, 1, FS_WINDOW, FS_WINDOW_MAPS))
+		abort();
 	for (unsigned int d = 0; d < DEVICES; d++) {
 		uint64_t base = BASE + d * VIRTIO_MMIO_SIZE;
-		fake_device_init(&fakes[d], &vm.mem, shapes[d].queues,
-				 shapes[d].max_size, shapes[d].features,
-				 shapes[d].shm_size, shm_stand_in);
-		if (virtio_mmio_init(&transports[d], &vm, &fakes[d].dev, base,
-				     IRQ, shapes[d].shm_size ? SHM_GPA : 0) ||
+		const struct virtio_dev *dev = &fs.dev;
+		if (d < FAKES) {
+			fake_device_init(&fakes[d], &vm.mem, shapes[d].queues,
+					 shapes[d].max_size, shapes[d].features,
+					 shapes[d].shm_size, shm_stand_in);
+			dev = &fakes[d].dev;
+		}
+		if (virtio_mmio_init(&transports[d], &vm, dev, base, IRQ,
+				     dev->shm_size ? SHM_GPA : 0) ||
 		    io_bus_register(&bus, base, VIRTIO_MMIO_SIZE,
 				    virtio_mmio_access, &transports[d]))
 			abort();
 	}
 	return 0;
+}
+
+/* True when virtio-fs has answered every request available on its live
+ * queues (a waiting one is not answered). */
+static bool fs_answered_all(void)
+{
+	if (!transports[FS_DEVICE].active)
+		return true;
+	for (unsigned int q = 0; q < fs.dev.num_queues; q++) {
+		const struct virtq *vq = &transports[FS_DEVICE].queues[q].vq;
+		if (vq->size && *(volatile uint16_t *)&vq->used->idx !=
+					*(volatile uint16_t *)&vq->avail->idx)
+			return false;
+	}
+	return true;
+}
+
+static void fs_wait_for_answers(void)
+{
+	const struct timespec moment = {.tv_nsec = 100 * 1000};
+	for (int tries = 0; tries < 200 && !fs_answered_all(); tries++)
+		nanosleep(&moment, NULL);
 }
 
 static uint16_t get16(const uint8_t *p)
@@ -165,7 +263,7 @@ static struct status_write status_write_at(unsigned int d, uint32_t off,
 static size_t run_op(const uint8_t *p, size_t left, struct status_write *w)
 {
 	uint8_t op = p[0];
-	unsigned int d = (op >> 3) & 3, width = (op >> 5) + 1;
+	unsigned int d = ((op >> 3) & 7) % DEVICES, width = widths[op >> 6];
 	uint64_t page = BASE + d * VIRTIO_MMIO_SIZE;
 	uint64_t v = 0;
 
@@ -192,7 +290,12 @@ static size_t run_op(const uint8_t *p, size_t left, struct status_write *w)
 		return 4 + (size_t)p[3];
 	}
 	case 4:
-		fake_device_serve(&fakes[d]);
+		if (d == FS_DEVICE)
+			fs_wait_for_answers();
+		else if (op & 0x40)
+			fakes[d].refuse_start = true;
+		else
+			fake_device_serve(&fakes[d]);
 		return 1;
 	case 5:
 		if (left < 2)
@@ -212,6 +315,7 @@ static size_t run_op(const uint8_t *p, size_t left, struct status_write *w)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct resources before = resources_now();
+	fill_share();
 	memset(ram[0], 0, RAM_SIZE);
 	memset(ram[1], 0, RAM_SIZE);
 	size_t len;
@@ -231,6 +335,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		reg_write(d, VIRTIO_MMIO_STATUS, 0);
 		check_device(d, 0, true, 0);
 	}
+	for (unsigned int d = 0; d < FAKES; d++)
+		fakes[d].refuse_start = false;
+	fs_renew();
 	resources_check("fuzz_virtio_mmio", before);
 	return 0;
 }

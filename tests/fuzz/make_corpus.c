@@ -55,6 +55,12 @@ static void save(const char *target, const char *name)
 	}
 }
 
+/* An access size as the transport targets take it: 1, 2, 4 or 8 bytes. */
+static uint8_t width_code(unsigned int width)
+{
+	return width == 1 ? 0 : width == 2 ? 1 : width == 4 ? 2 : 3;
+}
+
 /* --- fuzz_virtq: a features byte, then guest memory from 0 with the
  * descriptor table at 0, the available ring at 0x100, the used at 0x200. */
 
@@ -237,7 +243,10 @@ static void fuse_seeds(void)
 	save(t, "destroy-while-busy");
 }
 
-/* --- fuzz_virtio_mmio: operations on four devices' register pages. */
+/* --- fuzz_virtio_mmio: operations on five devices' register pages (the
+ * last virtio-fs). */
+
+#define MMIO_FS 4
 
 static void mmio_reg(unsigned int dev, uint32_t reg, uint32_t value)
 {
@@ -248,14 +257,14 @@ static void mmio_reg(unsigned int dev, uint32_t reg, uint32_t value)
 
 static void mmio_read(unsigned int dev, uint16_t off, unsigned int width)
 {
-	put8((uint8_t)(0 | dev << 3 | (width - 1) << 5));
+	put8((uint8_t)(0 | dev << 3 | width_code(width) << 6));
 	put(&off, 2);
 }
 
 static void mmio_write(unsigned int dev, uint16_t off, unsigned int width,
 		       uint64_t value)
 {
-	put8((uint8_t)(1 | dev << 3 | (width - 1) << 5));
+	put8((uint8_t)(1 | dev << 3 | width_code(width) << 6));
 	put(&off, 2);
 	put(&value, 8);
 }
@@ -272,6 +281,11 @@ static void mmio_ram(unsigned int high, uint16_t off, const void *p,
 static void mmio_serve(unsigned int dev)
 {
 	put8((uint8_t)(4 | dev << 3));
+}
+
+static void mmio_refuse_start(unsigned int dev)
+{
+	put8((uint8_t)(4 | dev << 3 | 0x40));
 }
 
 static void mmio_reg64(unsigned int dev, uint32_t reg, uint64_t value)
@@ -326,6 +340,53 @@ static void mmio_chain(unsigned int high, uint16_t desc, uint16_t avail,
 	uint16_t ring[2] = {flags, idx};
 	mmio_ram(high, avail, ring, sizeof(ring));
 	mmio_ram(high, (uint16_t)(avail + 4 + 2 * ((idx - 1) % 8)), &head, 2);
+}
+
+#define FS_QUEUE_SIZE 16
+
+static uint16_t fs_requests; /* sent since virtio-fs started */
+
+/* virtio-fs up: its hiprio queue and one request queue, rings in the
+ * high region (requests use the low one). */
+static void mmio_fs_start(uint64_t features)
+{
+	fs_requests = 0;
+	mmio_negotiate(MMIO_FS, features);
+	mmio_queue(MMIO_FS, 0, 8, 0x100001000ULL, 0x100002000ULL, 0x100003000ULL);
+	mmio_queue(MMIO_FS, 1, FS_QUEUE_SIZE, 0x100004000ULL, 0x100005000ULL,
+		   0x100006000ULL);
+	mmio_reg(MMIO_FS, VIRTIO_MMIO_STATUS, S_OK | VIRTIO_CONFIG_S_DRIVER_OK);
+}
+
+/* The next FUSE request on virtio-fs's request queue, kicked: its header
+ * and arguments in a buffer of their own, a 1 KiB reply buffer after it.
+ * The n-th request takes descriptors 2n and 2n + 1 and 2 KiB of RAM. */
+static void mmio_fs_request(uint32_t opcode, uint64_t nodeid, const void *args,
+			    uint32_t args_len, const void *tail,
+			    uint32_t tail_len)
+{
+	uint16_t n = fs_requests++;
+	uint8_t req[256];
+	struct fuse_in_header h = {.len = (uint32_t)sizeof(h) + args_len + tail_len,
+				   .opcode = opcode, .unique = 1000u + n,
+				   .nodeid = nodeid};
+	if (h.len > sizeof(req) || n >= FS_QUEUE_SIZE / 2)
+		abort();
+	memcpy(req, &h, sizeof(h));
+	memcpy(req + sizeof(h), args, args_len);
+	memcpy(req + sizeof(h) + args_len, tail, tail_len);
+	uint16_t at = (uint16_t)(0x2000 + n * 0x800);
+	mmio_ram(0, at, req, (uint8_t)h.len);
+	struct vring_desc d[2] = {
+		{.addr = at, .len = h.len, .flags = VRING_DESC_F_NEXT,
+		 .next = (uint16_t)(2 * n + 1)},
+		{.addr = at + 0x400u, .len = 0x400, .flags = VRING_DESC_F_WRITE},
+	};
+	mmio_ram(1, (uint16_t)(0x4000 + 2 * n * sizeof(d[0])), d, sizeof(d));
+	uint16_t head = (uint16_t)(2 * n), idx = (uint16_t)(n + 1);
+	mmio_ram(1, (uint16_t)(0x5004 + 2 * n), &head, 2);
+	mmio_ram(1, 0x5002, &idx, 2);
+	mmio_reg(MMIO_FS, VIRTIO_MMIO_QUEUE_NOTIFY, 1);
 }
 
 static void mmio_seeds(void)
@@ -393,7 +454,7 @@ static void mmio_seeds(void)
 	/* Odd widths and offsets, config space, shared memory registers,
 	 * the 64-queue device's last queue and past it. */
 	begin(NULL, 0);
-	for (unsigned int w = 1; w <= 8; w++) {
+	for (unsigned int w = 1; w <= 8; w *= 2) {
 		mmio_read(2, VIRTIO_MMIO_CONFIG + 3, w);
 		mmio_read(2, VIRTIO_MMIO_STATUS + 1, w);
 		mmio_write(2, VIRTIO_MMIO_QUEUE_SEL, w, 63);
@@ -411,6 +472,52 @@ static void mmio_seeds(void)
 	mmio_reg(2, VIRTIO_MMIO_QUEUE_READY, 1);
 	mmio_reg(2, VIRTIO_MMIO_QUEUE_NOTIFY, 64);
 	save(t, "odd-accesses");
+
+	/* A device that fails to start needs a reset, then starts. */
+	begin(NULL, 0);
+	mmio_refuse_start(0);
+	mmio_negotiate(0, all);
+	mmio_queue(0, 0, 8, 0x1000, 0x2000, 0x3000);
+	mmio_reg(0, VIRTIO_MMIO_STATUS, S_OK | VIRTIO_CONFIG_S_DRIVER_OK);
+	mmio_reg(0, VIRTIO_MMIO_STATUS, 0);
+	mmio_negotiate(0, all);
+	mmio_queue(0, 0, 8, 0x1000, 0x2000, 0x3000);
+	mmio_reg(0, VIRTIO_MMIO_STATUS, S_OK | VIRTIO_CONFIG_S_DRIVER_OK);
+	save(t, "start-refused");
+
+	/* virtio-fs: a session, a lookup, an open and a mapping. */
+	begin(NULL, 0);
+	mmio_fs_start(all);
+	struct fuse_init_in init = {.major = FUSE_KERNEL_VERSION,
+				    .minor = FUSE_KERNEL_MINOR_VERSION,
+				    .flags = FUSE_INIT_EXT,
+				    .flags2 = (uint32_t)(FUSE_HAS_INODE_DAX >> 32)};
+	mmio_fs_request(FUSE_INIT, 0, &init, sizeof(init), NULL, 0);
+	mmio_fs_request(FUSE_LOOKUP, 1, "f", 2, NULL, 0);
+	struct fuse_open_in rdwr = {.flags = O_RDWR};
+	mmio_fs_request(FUSE_OPEN, 2, &rdwr, sizeof(rdwr), NULL, 0);
+	struct fuse_setupmapping_in map = {.fh = 1, .len = 4096,
+					   .flags = FUSE_SETUPMAPPING_FLAG_READ};
+	mmio_fs_request(FUSE_SETUPMAPPING, 2, &map, sizeof(map), NULL, 0);
+	struct fuse_read_in rd = {.fh = 1, .size = 64};
+	mmio_fs_request(FUSE_READ, 2, &rd, sizeof(rd), NULL, 0);
+	mmio_serve(MMIO_FS);
+	save(t, "virtio-fs-session");
+
+	/* virtio-fs: a SETLKW that waits, and the reset that abandons it. */
+	begin(NULL, 0);
+	mmio_fs_start(all);
+	mmio_fs_request(FUSE_INIT, 0, &init, sizeof(init), NULL, 0);
+	mmio_fs_request(FUSE_LOOKUP, 1, "f", 2, NULL, 0);
+	mmio_fs_request(FUSE_OPEN, 2, &rdwr, sizeof(rdwr), NULL, 0);
+	mmio_fs_request(FUSE_OPEN, 2, &rdwr, sizeof(rdwr), NULL, 0);
+	struct fuse_lk_in lk = {.fh = 1, .lk = {.end = 99, .type = F_WRLCK}};
+	mmio_fs_request(FUSE_SETLK, 2, &lk, sizeof(lk), NULL, 0);
+	lk.fh = 2;
+	mmio_fs_request(FUSE_SETLKW, 2, &lk, sizeof(lk), NULL, 0);
+	mmio_serve(MMIO_FS);
+	mmio_reg(MMIO_FS, VIRTIO_MMIO_STATUS, 0);
+	save(t, "virtio-fs-wait-reset");
 }
 
 /* --- fuzz_virtio_pci: config space and BAR 0 of two devices. */
@@ -421,11 +528,6 @@ static void mmio_seeds(void)
 #define PCI_MSIX 0x4000
 #define PCI_ISR 0x1000
 #define COMMON(field) offsetof(struct virtio_pci_common_cfg, field)
-
-static uint8_t width_code(unsigned int width)
-{
-	return width == 1 ? 0 : width == 2 ? 1 : width == 4 ? 2 : 3;
-}
 
 static void pci_cfg_w(unsigned int dev, uint8_t reg, uint32_t v,
 		      unsigned int width)
