@@ -35,8 +35,9 @@
  *   4 a fake device serves the queues the guest kicked; with bit 6, its
  *     next start fails instead (as virtio-fs when it cannot start its
  *     threads). virtio-fs serves its queues on its own threads: there the
- *     guest waits a while (up to 20 ms) for every request it made
- *     available to be answered, as a driver waits for its replies;
+ *     guest waits a while (up to 20 ms, three times per input at most)
+ *     for every request it made available to be answered, as a driver
+ *     waits for its replies;
  *   5 register read: a byte, the register's index.
  * After each operation every device is checked: its status moved only as
  * the spec lets a driver move it, and for a fake device, a live device's
@@ -226,11 +227,31 @@ static bool fs_answered_all(void)
 	return true;
 }
 
+static double seconds_now(void)
+{
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* The guest's waits in this input that ended unanswered (a request that
+ * waits for a lock, a ring virtio-fs gave up on): past a few, it stops
+ * waiting, so an input costs at most a few tens of milliseconds. */
+static unsigned int fs_waits_unanswered;
+
 static void fs_wait_for_answers(void)
 {
 	const struct timespec moment = {.tv_nsec = 100 * 1000};
-	for (int tries = 0; tries < 200 && !fs_answered_all(); tries++)
+	double until = seconds_now() + 0.02;
+	if (fs_waits_unanswered >= 3)
+		return;
+	while (!fs_answered_all()) {
+		if (seconds_now() >= until) {
+			fs_waits_unanswered++;
+			return;
+		}
 		nanosleep(&moment, NULL);
+	}
 }
 
 static uint16_t get16(const uint8_t *p)
@@ -315,6 +336,7 @@ static size_t run_op(const uint8_t *p, size_t left, struct status_write *w)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct resources before = resources_now();
+	fs_waits_unanswered = 0;
 	fill_share();
 	memset(ram[0], 0, RAM_SIZE);
 	memset(ram[1], 0, RAM_SIZE);
