@@ -1,7 +1,8 @@
 # fsvm: a small KVM hypervisor with an embedded virtio-fs device.
 #   make          build ./fsvm
 #   make run      install what is needed, build fsvm and the default guest, run a demo
-#   make check    unit tests (also under ASan+UBSan) and guest integration tests
+#   make check    unit tests (also under ASan+UBSan), a short fuzzing round and
+#                 guest integration tests
 #   make fuzz     fuzz every target for FUZZ_SECONDS (600) each
 
 CC      ?= gcc
@@ -75,8 +76,8 @@ unit: $(UNIT_BINS) $(UNIT_SAN_BINS)
 # libFuzzer targets (clang, ASan+UBSan), each linked against the code it
 # drives built for fuzzing, with the harness's helpers (tests/fuzz/*.c but
 # the targets and the seed writer). `make fuzz` runs each for FUZZ_SECONDS,
-# one at a time; `make fuzz-check` replays the corpus through every target
-# and fuzzes each for FUZZ_CHECK_SECONDS.
+# one at a time; `make fuzz-check` (part of check) replays the corpus
+# through every target and fuzzes each for FUZZ_CHECK_SECONDS.
 FUZZ_CC := clang
 FUZZ_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -g -O1 -MMD -MP \
 	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
@@ -118,6 +119,7 @@ integration: fsvm guest
 
 check: deps
 	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory fuzz-check
 	@$(MAKE) --no-print-directory integration
 
 run: deps
