@@ -27,7 +27,8 @@ static bool has(uint64_t features, unsigned int bit)
 	return features & (1ULL << bit);
 }
 
-/* A live queue's rings lie in guest RAM with the negotiated layout. */
+/* A live queue's rings lie in guest RAM with the negotiated layout, each
+ * with the 16-bit event field after it. */
 static void check_rings(const struct fake_device *f, unsigned int q,
 			const struct virtq *vq, uint64_t features)
 {
@@ -35,9 +36,12 @@ static void check_rings(const struct fake_device *f, unsigned int q,
 	fuzz_assert(n <= f->dev.queue_max_size && !(n & (n - 1)),
 		    "queue %u of size %u", q, n);
 	fuzz_assert(vq->mem == f->mem, "queue %u in other memory", q);
-	fuzz_assert(in_ram(f->mem, vq->desc, 16ULL * n) &&
-		    in_ram(f->mem, vq->avail, 6 + 2ULL * n) &&
-		    in_ram(f->mem, vq->used, 6 + 8ULL * n),
+	fuzz_assert(in_ram(f->mem, vq->desc, sizeof(struct vring_desc) * n) &&
+		    in_ram(f->mem, vq->avail,
+			   sizeof(struct vring_avail) + 2ULL * n + 2) &&
+		    in_ram(f->mem, vq->used,
+			   sizeof(struct vring_used) +
+				   sizeof(struct vring_used_elem) * n + 2),
 		    "queue %u has rings outside guest RAM", q);
 	fuzz_assert(vq->event_idx == has(features, VIRTIO_RING_F_EVENT_IDX) &&
 		    vq->indirect == has(features, VIRTIO_RING_F_INDIRECT_DESC),
