@@ -1,8 +1,8 @@
 # fsvm: a small KVM hypervisor with an embedded virtio-fs device.
 #   make          build ./fsvm
 #   make run      install what is needed, build fsvm and the default guest, run a demo
-#   make check    unit tests (also under ASan+UBSan), a short fuzzing round and
-#                 guest integration tests
+#   make check    unit tests (also under ASan+UBSan and TSan), a short fuzzing
+#                 round and guest integration tests
 #   make fuzz     fuzz every target for FUZZ_SECONDS (600) each
 
 CC      ?= gcc
@@ -11,16 +11,29 @@ GUEST   := $(BUILD)/guest
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -MMD -MP
 CFLAGS  += -DFSVM_GUEST_DIR='"$(abspath $(GUEST))"'
-LDLIBS  := -lpthread
+LDLIBS  := -lpthread -lseccomp
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+# TSan does not model fences (gcc warns); ours order guest-shared rings
+# against the guest's vCPUs, which TSan cannot see anyway.
+TSAN    := -fsanitize=thread -fno-omit-frame-pointer -Wno-tsan
 
 # Everything but main() goes into a library that unit tests link against.
 LIB_SRCS := $(filter-out vmm/main.c,$(wildcard vmm/*.c devices/*.c virtio/*.c fs/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 SAN_OBJS := $(LIB_SRCS:%.c=$(BUILD)/san/%.o)
+TSAN_OBJS := $(LIB_SRCS:%.c=$(BUILD)/tsan/%.o)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
-UNIT_SAN_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests-san/%)
+# test_seccomp runs its cases under fsvm's system-call filter, which allows
+# what fsvm calls, not what the sanitizers' runtimes add (ASan's thread start
+# asks for the CPU affinity): it runs as fsvm is built, without them.
+UNIT_SAN_BINS := $(filter-out $(BUILD)/tests-san/test_seccomp,\
+		 $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests-san/%))
+# test_identity unshares a user namespace, which only a single-threaded
+# process may: TSan's runtime runs a thread of its own. test_seccomp: as
+# above.
+UNIT_TSAN_SRCS := $(filter-out tests/unit/test_identity.c tests/unit/test_seccomp.c,$(UNIT_SRCS))
+UNIT_TSAN_BINS := $(UNIT_TSAN_SRCS:tests/unit/%.c=$(BUILD)/tests-tsan/%)
 
 .PHONY: all deps guest run check unit integration fuzz fuzz-check fuzz-corpus clean
 all: fsvm
@@ -38,6 +51,9 @@ $(BUILD)/libfsvm.a: $(LIB_OBJS)
 $(BUILD)/libfsvm-san.a: $(SAN_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
+$(BUILD)/libfsvm-tsan.a: $(TSAN_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c -o $@ $<
@@ -46,6 +62,10 @@ $(BUILD)/san/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SAN) -c -o $@ $<
 
+$(BUILD)/tsan/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(TSAN) -c -o $@ $<
+
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libfsvm.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $(filter %.c %.a,$^) $(LDLIBS) -lcmocka
@@ -53,6 +73,10 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libfsvm.a
 $(BUILD)/tests-san/%: tests/unit/%.c $(BUILD)/libfsvm-san.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SAN) -o $@ $(filter %.c %.a,$^) $(LDLIBS) -lcmocka
+
+$(BUILD)/tests-tsan/%: tests/unit/%.c $(BUILD)/libfsvm-tsan.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(TSAN) -o $@ $(filter %.c %.a,$^) $(LDLIBS) -lcmocka
 
 # The default guest: Debian's stock kernel (fetched, never installed) and our initramfs.
 $(GUEST)/kernel/vmlinuz:
@@ -67,10 +91,11 @@ $(GUEST)/initramfs.cpio: $(GUEST)/init guest/mkinitramfs tools/kernel-modules $(
 
 guest: $(GUEST)/kernel/vmlinuz $(GUEST)/initramfs.cpio
 
-# Every test binary runs, then the failures (if any) fail the target.
-unit: $(UNIT_BINS) $(UNIT_SAN_BINS)
-	@failed=""; for t in $(UNIT_BINS) $(UNIT_SAN_BINS); do \
-		echo "== $$t"; $$t || failed="$$failed $$t"; done; \
+# Every test binary runs, then the failures (if any) fail the target. A
+# TSan report stops its test binary with a failure.
+unit: $(UNIT_BINS) $(UNIT_SAN_BINS) $(UNIT_TSAN_BINS)
+	@failed=""; for t in $(UNIT_BINS) $(UNIT_SAN_BINS) $(UNIT_TSAN_BINS); do \
+		echo "== $$t"; TSAN_OPTIONS=halt_on_error=1 $$t || failed="$$failed $$t"; done; \
 	if [ -n "$$failed" ]; then echo "unit: FAILED:$$failed"; exit 1; fi
 
 # libFuzzer targets (clang, ASan+UBSan), each linked against the code it
@@ -112,6 +137,11 @@ $(BUILD)/libfsvm-fuzz.a: $(FUZZ_LIB_SRCS:%.c=$(BUILD)/fuzz-obj/%.o)
 $(BUILD)/fuzz/%: $(BUILD)/fuzz-obj/tests/fuzz/%.o $(BUILD)/libfsvm-fuzz.a
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lpthread
+
+# bench/device drives the request path natively (no VM).
+$(BUILD)/bench/device: bench/device.c $(BUILD)/libfsvm.a
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -o $@ $(filter %.c %.a,$^) $(LDLIBS)
 
 # Guest tests need a KVM that runs stock kernels: this host's, or the lab's.
 integration: fsvm guest

@@ -18,6 +18,7 @@ void pci_dev_init(struct pci_dev *dev, uint16_t vendor, uint16_t device,
 		  uint32_t class_rev, uint16_t subsys_vendor,
 		  uint16_t subsys_id)
 {
+	pthread_mutex_init(&dev->lock, NULL);
 	memset(dev->cfg, 0, sizeof(dev->cfg));
 	memset(dev->wmask, 0, sizeof(dev->wmask));
 	memset(dev->bars, 0, sizeof(dev->bars));
@@ -62,8 +63,8 @@ unsigned int pci_dev_add_cap(struct pci_dev *dev, const void *data,
 	return off;
 }
 
-void pci_cfg_read(struct pci_dev *dev, unsigned int off, uint8_t *data,
-		  unsigned int size)
+static void pci_cfg_read(struct pci_dev *dev, unsigned int off,
+			 uint8_t *data, unsigned int size)
 {
 	if (off >= PCI_CFG_SIZE || size > PCI_CFG_SIZE - off) {
 		memset(data, 0xff, size);
@@ -108,8 +109,8 @@ static void pci_bar_write(struct pci_dev *dev, unsigned int reg,
 		dev->bar_moved(dev, idx, old);
 }
 
-void pci_cfg_write(struct pci_dev *dev, unsigned int off,
-		   const uint8_t *data, unsigned int size)
+static void pci_cfg_write(struct pci_dev *dev, unsigned int off,
+			  const uint8_t *data, unsigned int size)
 {
 	if (off >= PCI_CFG_SIZE || size > PCI_CFG_SIZE - off)
 		return;
@@ -130,8 +131,8 @@ void pci_cfg_write(struct pci_dev *dev, unsigned int off,
 		dev->cfg_written(dev, off, size);
 }
 
-bool pci_dev_bar_lookup(const struct pci_dev *dev, uint64_t addr, int *bar,
-			uint64_t *off)
+static bool pci_bar_lookup(const struct pci_dev *dev, uint64_t addr,
+			   int *bar, uint64_t *off)
 {
 	if (!(dev->cfg[PCI_COMMAND] & PCI_COMMAND_MEMORY))
 		return false;
@@ -144,4 +145,30 @@ bool pci_dev_bar_lookup(const struct pci_dev *dev, uint64_t addr, int *bar,
 		}
 	}
 	return false;
+}
+
+void pci_cfg_access(struct pci_dev *dev, unsigned int off, bool is_write,
+		    uint8_t *data, unsigned int size)
+{
+	pthread_mutex_lock(&dev->lock);
+	if (is_write)
+		pci_cfg_write(dev, off, data, size);
+	else
+		pci_cfg_read(dev, off, data, size);
+	pthread_mutex_unlock(&dev->lock);
+}
+
+bool pci_mmio_access(struct pci_dev *dev, uint64_t addr, bool is_write,
+		     uint8_t *data, unsigned int size)
+{
+	if (!dev->bar_access)
+		return false; /* set before the device is plugged, never after */
+	int bar;
+	uint64_t off;
+	pthread_mutex_lock(&dev->lock);
+	bool hit = pci_bar_lookup(dev, addr, &bar, &off);
+	if (hit)
+		dev->bar_access(dev, bar, off, is_write, data, size);
+	pthread_mutex_unlock(&dev->lock);
+	return hit;
 }

@@ -3,6 +3,7 @@
 #ifndef FSVM_PCI_H
 #define FSVM_PCI_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -20,6 +21,11 @@ struct pci_bar {
 };
 
 struct pci_dev {
+	/* The one lock of the device's state: its config space, its BARs and
+	 * what its callbacks keep. Every config-space access and every BAR
+	 * access routed to the device holds it, so the callbacks below all
+	 * run under it and take no lock of their own for device state. */
+	pthread_mutex_t lock;
 	uint8_t cfg[PCI_CFG_SIZE];
 	uint8_t wmask[PCI_CFG_SIZE]; /* bits the guest may change */
 	struct pci_bar bars[PCI_BAR_COUNT];
@@ -48,14 +54,15 @@ void pci_dev_set_bar(struct pci_dev *dev, int bar, uint64_t addr,
 unsigned int pci_dev_add_cap(struct pci_dev *dev, const void *data,
 			     unsigned int len);
 
-/* Config-space access as the host bridge forwards it. */
-void pci_cfg_read(struct pci_dev *dev, unsigned int off, uint8_t *data,
-		  unsigned int size);
-void pci_cfg_write(struct pci_dev *dev, unsigned int off,
-		   const uint8_t *data, unsigned int size);
+/* Config-space access as the host bridge forwards it, under dev->lock. */
+void pci_cfg_access(struct pci_dev *dev, unsigned int off, bool is_write,
+		    uint8_t *data, unsigned int size);
 
-/* True if the device decodes memory and addr falls in one of its BARs. */
-bool pci_dev_bar_lookup(const struct pci_dev *dev, uint64_t addr, int *bar,
-			uint64_t *off);
+/* A memory access at guest-physical addr: if the device decodes memory and
+ * addr falls in one of its BARs, runs bar_access and returns true. Lookup
+ * and access are one step under dev->lock, so a config write on another
+ * vCPU cannot move the BAR between them. */
+bool pci_mmio_access(struct pci_dev *dev, uint64_t addr, bool is_write,
+		     uint8_t *data, unsigned int size);
 
 #endif

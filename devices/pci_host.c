@@ -10,11 +10,10 @@
 #define BRIDGE_DEVICE 0x1237
 #define BRIDGE_CLASS 0x06000000 /* host bridge, revision 0 */
 
-/* The device addressed by config_addr, or NULL (bus != 0, function != 0). */
-static struct pci_dev *pci_host_target(struct pci_host *host,
+/* The device a config address selects, or NULL (bus != 0, function != 0). */
+static struct pci_dev *pci_host_target(struct pci_host *host, uint32_t a,
 				       unsigned int *reg)
 {
-	uint32_t a = host->config_addr;
 	if (!(a & CONFIG_ENABLE) || ((a >> 16) & 0xff) || ((a >> 8) & 0x7))
 		return NULL;
 	*reg = a & 0xfc;
@@ -32,12 +31,14 @@ static void pci_host_config_addr_io(void *opaque, uint64_t offset,
 			memset(data, 0xff, size);
 		return;
 	}
-	pthread_mutex_lock(&host->lock);
-	if (is_write)
-		memcpy(&host->config_addr, data, 4);
-	else
-		memcpy(data, &host->config_addr, 4);
-	pthread_mutex_unlock(&host->lock);
+	uint32_t a;
+	if (is_write) {
+		memcpy(&a, data, 4);
+		atomic_store(&host->config_addr, a);
+	} else {
+		a = atomic_load(&host->config_addr);
+		memcpy(data, &a, 4);
+	}
 }
 
 static void pci_host_config_data_io(void *opaque, uint64_t offset,
@@ -46,18 +47,13 @@ static void pci_host_config_data_io(void *opaque, uint64_t offset,
 {
 	struct pci_host *host = opaque;
 	unsigned int reg;
-
-	pthread_mutex_lock(&host->lock);
-	struct pci_dev *dev = pci_host_target(host, &reg);
-	if (!dev) {
-		if (!is_write)
-			memset(data, 0xff, size);
-	} else if (is_write) {
-		pci_cfg_write(dev, reg + (unsigned int)offset, data, size);
-	} else {
-		pci_cfg_read(dev, reg + (unsigned int)offset, data, size);
-	}
-	pthread_mutex_unlock(&host->lock);
+	struct pci_dev *dev =
+		pci_host_target(host, atomic_load(&host->config_addr), &reg);
+	if (dev)
+		pci_cfg_access(dev, reg + (unsigned int)offset, is_write, data,
+			       size);
+	else if (!is_write)
+		memset(data, 0xff, size);
 }
 
 static void pci_host_mmio(void *opaque, uint64_t offset, bool is_write,
@@ -66,19 +62,11 @@ static void pci_host_mmio(void *opaque, uint64_t offset, bool is_write,
 	struct pci_host *host = opaque;
 	uint64_t addr = PCI_MMIO32_START + offset;
 
-	pthread_mutex_lock(&host->lock);
 	for (int slot = 0; slot < PCI_HOST_SLOTS; slot++) {
 		struct pci_dev *dev = host->slots[slot];
-		int bar;
-		uint64_t off;
-		if (dev && dev->bar_access &&
-		    pci_dev_bar_lookup(dev, addr, &bar, &off)) {
-			pthread_mutex_unlock(&host->lock);
-			dev->bar_access(dev, bar, off, is_write, data, size);
+		if (dev && pci_mmio_access(dev, addr, is_write, data, size))
 			return;
-		}
 	}
-	pthread_mutex_unlock(&host->lock);
 	if (!is_write)
 		memset(data, 0xff, size);
 }
@@ -87,7 +75,6 @@ int pci_host_init(struct pci_host *host, struct io_bus *pio,
 		  struct io_bus *mmio, uint64_t mmio64_start)
 {
 	memset(host, 0, sizeof(*host));
-	pthread_mutex_init(&host->lock, NULL);
 	host->next_mmio32 = PCI_MMIO32_START;
 	host->next_mmio64 = mmio64_start;
 	pci_dev_init(&host->bridge, BRIDGE_VENDOR, BRIDGE_DEVICE, BRIDGE_CLASS,

@@ -3,7 +3,7 @@
 #ifndef FSVM_PCI_HOST_H
 #define FSVM_PCI_HOST_H
 
-#include <pthread.h>
+#include <stdatomic.h>
 
 #include "devices/pci.h"
 #include "vmm/io_bus.h"
@@ -15,9 +15,11 @@
 #define PCI_MMIO32_START 0xc0000000ULL
 #define PCI_MMIO32_END 0xfec00000ULL
 
+/* The bridge takes no lock: each device's own lock is held for every
+ * access routed to it, config_addr is one atomic word, and the slots are
+ * filled at set-up, before the vCPUs start. */
 struct pci_host {
-	pthread_mutex_t lock;
-	uint32_t config_addr;
+	atomic_uint config_addr; /* what the guest last wrote to 0xcf8 */
 	struct pci_dev bridge;
 	struct pci_dev *slots[PCI_HOST_SLOTS];
 	uint64_t next_mmio32;

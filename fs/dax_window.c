@@ -283,8 +283,12 @@ static uint64_t page_up(uint64_t x)
 /* Brings m in line with its file's size; true if its pages changed. Only
  * pages the file shrank away from become zero pages: those past the end
  * from the start are the guest's to fill by extending the file (with
- * FUSE_WRITE, so the file grows before the guest knows it has). */
-static bool follow_file_size(struct dax_window *w, struct dax_mapping *m)
+ * FUSE_WRITE, so the file grows before the guest knows it has). With
+ * whole_tail (KVM could not back a page the guest touched) every page past
+ * the end becomes a zero page: the guest touched one it had no business
+ * with, and must go on all the same. */
+static bool follow_file_size(struct dax_window *w, struct dax_mapping *m,
+			     bool whole_tail)
 {
 	struct stat st;
 	if (fstat(m->fd, &st) < 0)
@@ -299,8 +303,9 @@ static bool follow_file_size(struct dax_window *w, struct dax_mapping *m)
 	uint64_t seen = page_up(m->file_size);
 	m->file_size = (uint64_t)st.st_size;
 	uint64_t lo = eof > m->foffset ? eof : m->foffset;
-	uint64_t hi = seen < end ? seen : end;
-	if (lo < hi) {
+	uint64_t hi = seen < end && !whole_tail ? seen : end;
+	bool zeroed_already = m->zero_from <= lo && hi <= m->zero_to;
+	if (lo < hi && !zeroed_already) {
 		if (remap(w, m, lo, hi, false) < 0)
 			return false;
 		bool none = m->zero_from >= m->zero_to;
@@ -324,7 +329,7 @@ unsigned int dax_window_repair(struct dax_window *w)
 	unsigned int changed = 0;
 	pthread_mutex_lock(&w->lock);
 	for (unsigned int i = 0; i < w->nr_maps; i++)
-		changed += follow_file_size(w, &w->maps[i]);
+		changed += follow_file_size(w, &w->maps[i], true);
 	pthread_mutex_unlock(&w->lock);
 	return changed;
 }
@@ -340,7 +345,7 @@ void dax_window_file_grown(void *opaque)
 		for (unsigned int i = 0; i < w->nr_maps; i++) {
 			struct dax_mapping *m = &w->maps[i];
 			if (m->zero_from < m->zero_to) {
-				follow_file_size(w, m);
+				follow_file_size(w, m, false);
 				left |= m->zero_from < m->zero_to;
 			}
 		}
@@ -363,7 +368,7 @@ unsigned int dax_window_watch_events(struct dax_window *w)
 			bool all = ev->mask & IN_Q_OVERFLOW;
 			for (unsigned int i = 0; i < w->nr_maps; i++)
 				if (all || w->maps[i].wd == ev->wd)
-					changed += follow_file_size(w, &w->maps[i]);
+					changed += follow_file_size(w, &w->maps[i], false);
 		}
 		pthread_mutex_unlock(&w->lock);
 	}

@@ -56,7 +56,10 @@ int dax_window_unmap(void *opaque, uint64_t moffset, uint64_t len);
  * pages again when the file grows back. The guest kernel learns the new
  * size when it next asks for the file's attributes.
  *
- * Brings every mapping in line with its file's size now (after EFAULT).
+ * Brings every mapping in line with its file's size now, after KVM could
+ * not back a page the guest touched (EFAULT): every page past a file's end
+ * becomes a zero page, those past its end when it was mapped too (a guest
+ * that touches one goes on, reading zeros, rather than stall or end).
  * Returns how many mappings changed. */
 unsigned int dax_window_repair(struct dax_window *w);
 

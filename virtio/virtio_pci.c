@@ -129,10 +129,8 @@ static void virtio_pci_cfg_written(struct pci_dev *pci, unsigned int off,
 		shm_slot_sync(vp);
 	if (off > flags + 1 || off + size <= flags)
 		return;
-	pthread_mutex_lock(&vp->lock);
 	for (unsigned int v = 0; v < vp->nr_vectors; v++)
 		msix_update_vector(vp, v);
-	pthread_mutex_unlock(&vp->lock);
 }
 
 /* --- queues and device status. */
@@ -330,7 +328,6 @@ static void virtio_pci_bar_access(struct pci_dev *pci, int bar, uint64_t off,
 			memset(data, 0xff, size);
 		return;
 	}
-	pthread_mutex_lock(&vp->lock);
 	if (off < BAR0_ISR) {
 		if (is_write)
 			common_write(vp, off - BAR0_COMMON, data, size);
@@ -363,7 +360,6 @@ static void virtio_pci_bar_access(struct pci_dev *pci, int bar, uint64_t off,
 	} else if (!is_write) {
 		memset(data, 0, size); /* PBA: nothing pending we track */
 	}
-	pthread_mutex_unlock(&vp->lock);
 }
 
 static void virtio_pci_bar_moved(struct pci_dev *pci, int bar,
@@ -435,7 +431,6 @@ int virtio_pci_init(struct virtio_pci *vp, struct vm *vm,
 	memset(vp, 0, sizeof(*vp));
 	if (dev->num_queues == 0 || dev->num_queues > VIRTIO_PCI_MAX_QUEUES)
 		return -EINVAL;
-	pthread_mutex_init(&vp->lock, NULL);
 	vp->vm = vm;
 	vp->dev = dev;
 	vp->nr_vectors = dev->num_queues + 1u;

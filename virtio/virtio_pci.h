@@ -4,7 +4,6 @@
 #ifndef FSVM_VIRTIO_PCI_H
 #define FSVM_VIRTIO_PCI_H
 
-#include <pthread.h>
 #include <stdbool.h>
 
 #include "devices/pci.h"
@@ -20,11 +19,13 @@ struct msix_entry {
 	uint32_t addr_lo, addr_hi, data, ctrl;
 };
 
+/* Guarded by pci.lock, which devices/pci.c holds across every callback
+ * (config cycles and BAR accesses alike): the transport has no lock of its
+ * own, so a BAR move and DRIVER_OK or a reset are one after the other. */
 struct virtio_pci {
 	struct pci_dev pci;
 	struct vm *vm;
 	const struct virtio_dev *dev;
-	pthread_mutex_t lock;
 
 	uint32_t device_feature_select;
 	uint32_t driver_feature_select;

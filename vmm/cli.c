@@ -47,6 +47,7 @@ const char cli_usage[] =
 	"  --timeout SECONDS  stop the guest after this long and exit 124\n"
 	"  -v, --verbose      report boot progress and timings on stderr\n"
 	"  --setup-only       build the VM, report the set-up time, do not run it\n"
+	"  --no-seccomp       run without the system-call filter (for debugging)\n"
 	"\n"
 	"exit status: CMD's own; 124 timeout; 125 fsvm or guest failure;\n"
 	"126 CMD not executable; 127 CMD not found.\n";
@@ -102,7 +103,7 @@ static int cli_error(char *err, size_t errlen, const char *fmt,
 enum { OPT_KERNEL = 256, OPT_INITRD, OPT_CPUS, OPT_MEM, OPT_CMDLINE,
        OPT_TIMEOUT, OPT_SETUP_ONLY, OPT_ROOT, OPT_RW_ROOT, OPT_SHARE,
        OPT_CACHE, OPT_DAX, OPT_TRANSPORT, OPT_UID_MAP, OPT_GID_MAP,
-       OPT_HOST_ROOT };
+       OPT_HOST_ROOT, OPT_NO_SECCOMP };
 
 static const struct option run_options[] = {
 	{"kernel", required_argument, NULL, OPT_KERNEL},
@@ -122,6 +123,7 @@ static const struct option run_options[] = {
 	{"host-root", no_argument, NULL, OPT_HOST_ROOT},
 	{"verbose", no_argument, NULL, 'v'},
 	{"setup-only", no_argument, NULL, OPT_SETUP_ONLY},
+	{"no-seccomp", no_argument, NULL, OPT_NO_SECCOMP},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -325,6 +327,9 @@ static int parse_run_option(int opt, char *arg, struct fsvm_config *cfg,
 		return 0;
 	case OPT_SETUP_ONLY:
 		cfg->setup_only = true;
+		return 0;
+	case OPT_NO_SECCOMP:
+		cfg->no_seccomp = true;
 		return 0;
 	case 'h':
 		cfg->command = CLI_HELP;

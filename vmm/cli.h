@@ -59,6 +59,7 @@ struct fsvm_config {
 	double timeout;           /* seconds; 0 means none */
 	bool verbose;
 	bool setup_only;          /* stop before the first KVM_RUN */
+	bool no_seccomp;          /* run without the system-call filter */
 	char **guest_argv;        /* the command to run in the guest */
 	int guest_argc;
 };

@@ -56,6 +56,17 @@ int irq_routing_init(struct vm *vm)
 	return 0;
 }
 
+void irq_routing_destroy(struct vm *vm)
+{
+	struct irq_routing *routing = vm->irq_routing;
+	if (!routing)
+		return;
+	pthread_mutex_destroy(&routing->lock);
+	free(routing->table);
+	free(routing);
+	vm->irq_routing = NULL;
+}
+
 int irq_alloc_msi_gsi(struct vm *vm)
 {
 	struct irq_routing *routing = vm->irq_routing;

@@ -11,6 +11,8 @@
 
 /* Starts the VM's GSI table with KVM's legacy routes. */
 int irq_routing_init(struct vm *vm);
+/* Frees the table of a VM that goes away before its process does (tests). */
+void irq_routing_destroy(struct vm *vm);
 /* Reserves a GSI for an MSI vector (above the I/O APIC's 24 pins). */
 int irq_alloc_msi_gsi(struct vm *vm);
 /* Points gsi at the MSI message (address, data) and commits the table. */

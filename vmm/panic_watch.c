@@ -13,9 +13,12 @@ static const char poweroff_needle[] = "reboot: Power down";
 static const char halt_needle[] = "reboot: System halted";
 
 /* Advances a match of needle (which has no repeated prefix, so a mismatch
- * restarts); true when the whole needle has been seen. */
+ * restarts); true when the whole needle has been seen, and the next byte
+ * starts a new match (a NUL would otherwise step past the needle's end). */
 static bool needle_step(const char *needle, unsigned int *match, uint8_t byte)
 {
+	if (needle[*match] == '\0')
+		*match = 0;
 	if (byte == (uint8_t)needle[*match])
 		(*match)++;
 	else
@@ -30,12 +33,14 @@ void panic_watch_byte(void *opaque, uint8_t byte)
 
 	if (vm->poweroff_seen && byte == '\n') {
 		/* The end of the kernel's line, so ours starts on its own. */
-		vm_stop(vm, 0, "guest powered off");
+		vm->poweroff_seen = false;
+		vm_console_powered_off(vm);
 		return;
 	}
-	if (!vm->panic_seen &&
-	    (needle_step(poweroff_needle, &vm->poweroff_match, byte) |
-	     needle_step(halt_needle, &vm->halt_match, byte))) {
+	/* Even after a panic line: after the mark that can be the command's
+	 * text, which must not hide a real power-off. */
+	if (needle_step(poweroff_needle, &vm->poweroff_match, byte) |
+	    needle_step(halt_needle, &vm->halt_match, byte)) {
 		vm->poweroff_seen = true;
 		return;
 	}

@@ -37,6 +37,7 @@
 #include "vmm/log.h"
 #include "vmm/mptable.h"
 #include "vmm/run_spec.h"
+#include "vmm/seccomp.h"
 #include "vmm/vcpu.h"
 
 #define BASE_CMDLINE                                                           \
@@ -243,7 +244,9 @@ static void on_guest_exit(void *opaque, uint8_t status)
 
 static void on_guest_mark(void *opaque)
 {
-	log_info("guest user space started at %.1f ms", vm_elapsed_ms(opaque));
+	struct vm *vm = opaque;
+	atomic_store(&vm->command_started, true);
+	log_info("guest user space started at %.1f ms", vm_elapsed_ms(vm));
 }
 
 static void on_guest_reset(void *opaque)
@@ -575,6 +578,29 @@ static int add_timer(struct run *r)
 	return err;
 }
 
+/* A tick of the checks vm_console_powered_off() started. */
+static void on_halt_check(void *opaque, uint32_t events)
+{
+	struct vm *vm = opaque;
+	uint64_t ticks;
+	(void)events;
+	if (read(vm->halt_check_fd, &ticks, sizeof(ticks)) < 0 &&
+	    errno != EAGAIN)
+		log_error("halt check timer: %s", strerror(errno));
+	vcpus_check_halted(vm);
+}
+
+static int add_halt_check(struct run *r)
+{
+	struct vm *vm = &r->vm;
+	vm->halt_check_fd = timerfd_create(CLOCK_MONOTONIC,
+					   TFD_CLOEXEC | TFD_NONBLOCK);
+	if (vm->halt_check_fd < 0)
+		return -errno;
+	return event_loop_add(&r->loop, vm->halt_check_fd, EPOLLIN,
+			      on_halt_check, vm);
+}
+
 /* A host file under DAX mappings changed size. */
 static void on_dax_watch(void *opaque, uint32_t events)
 {
@@ -626,6 +652,18 @@ static void report_shares(struct run *r)
 	}
 }
 
+/* The end of set-up: from here on fsvm may only make the system calls
+ * running the VM needs (vmm/seccomp.c); --no-seccomp leaves them all. */
+static int lock_down(struct run *r)
+{
+	if (r->cfg->no_seccomp)
+		return 0;
+	int err = seccomp_lock_down();
+	return err ? setup_error("seccomp", "cannot load the system-call filter",
+				 err)
+		   : 0;
+}
+
 static int run_loop(struct run *r)
 {
 	struct vm *vm = &r->vm;
@@ -636,9 +674,13 @@ static int run_loop(struct run *r)
 	    event_loop_add(&r->loop, r->signal_fd, EPOLLIN, on_signal, r) ||
 	    event_loop_add(&r->loop, vm->stop_eventfd, EPOLLIN, on_stop_event,
 			   &vm->stop_eventfd) ||
-	    add_timer(r) || watch_dax_windows(r) ||
+	    add_timer(r) || add_halt_check(r) || watch_dax_windows(r) ||
 	    console_start(&r->con, &r->loop))
 		return setup_error("event loop", "cannot set up", -errno);
+	if (lock_down(r)) {
+		console_restore(&r->con);
+		return EXIT_VMM_ERROR;
+	}
 
 	log_info("set-up done, first KVM_RUN at %.1f ms", vm_elapsed_ms(vm));
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
@@ -667,7 +709,7 @@ int fsvm_run(const struct fsvm_config *cfg)
 	struct vm *vm = &r->vm;
 
 	r->cfg = cfg;
-	vm->kvm_fd = vm->vm_fd = -1;
+	vm->kvm_fd = vm->vm_fd = vm->halt_check_fd = -1;
 	vm->mem.memfd = -1;
 	clock_gettime(CLOCK_MONOTONIC, &vm->launched);
 	pthread_mutex_init(&vm->stop_lock, NULL);

@@ -12,6 +12,7 @@
 #include "vmm/log.h"
 
 #define SIG_VCPU_KICK SIGUSR1
+#define RFLAGS_IF (1u << 9)
 #define CPUID_HYPERVISOR_BIT (1u << 31)
 #define APIC_LVT_LINT0 0x350
 #define APIC_LVT_LINT1 0x360
@@ -105,9 +106,26 @@ static int vcpu_set_boot_state(struct vcpu *vcpu, const struct kernel_info *ki)
 	return 0;
 }
 
+static void vcpu_kick_handler(int sig)
+{
+	(void)sig;
+}
+
+/* The kick signal only has to interrupt KVM_RUN: its handler does nothing. */
+static void install_kick_handler(void)
+{
+	struct sigaction sa = {.sa_handler = vcpu_kick_handler};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIG_VCPU_KICK, &sa, NULL);
+}
+
 int vcpu_create(struct vm *vm, struct vcpu *vcpu, unsigned int id,
 		const struct kernel_info *ki, const char **why)
 {
+	/* Set up with the vCPUs, not when they start: by then the seccomp
+	 * filter allows no sigaction. */
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, install_kick_handler);
 	*vcpu = (struct vcpu){.vm = vm, .id = id, .fd = -1};
 	vcpu->fd = ioctl(vm->vm_fd, KVM_CREATE_VCPU, id);
 	if (vcpu->fd < 0) {
@@ -212,6 +230,19 @@ static bool vcpu_handle_exit(struct vcpu *vcpu)
 	}
 }
 
+/* Not running, with interrupts off: only an NMI or INIT could wake it. So
+ * the kernel leaves every CPU once it has halted the machine (power-off
+ * without ACPI halts too); an idle CPU halts with interrupts on. */
+static bool vcpu_is_stopped_for_good(struct vcpu *vcpu)
+{
+	struct kvm_mp_state mp;
+	struct kvm_regs regs;
+	return ioctl(vcpu->fd, KVM_GET_MP_STATE, &mp) == 0 &&
+	       mp.mp_state != KVM_MP_STATE_RUNNABLE &&
+	       ioctl(vcpu->fd, KVM_GET_REGS, &regs) == 0 &&
+	       !(regs.rflags & RFLAGS_IF);
+}
+
 static void *vcpu_thread(void *arg)
 {
 	struct vcpu *vcpu = arg;
@@ -224,7 +255,13 @@ static void *vcpu_thread(void *arg)
 
 	while (!atomic_load(&vm->stopping)) {
 		if (ioctl(vcpu->fd, KVM_RUN, 0) < 0) {
-			if (errno == EINTR || errno == EAGAIN)
+			if (errno == EINTR) {
+				/* Kicked: maybe by vcpus_check_halted(). */
+				atomic_store(&vcpu->stopped_for_good,
+					     vcpu_is_stopped_for_good(vcpu));
+				continue;
+			}
+			if (errno == EAGAIN)
 				continue;
 			/* KVM could not back a guest page: the only guest
 			 * memory that can vanish is a DAX page whose host
@@ -248,26 +285,24 @@ static void *vcpu_thread(void *arg)
 	return NULL;
 }
 
-static void vcpu_kick_handler(int sig)
-{
-	(void)sig;
-}
-
-/* The kick signal only has to interrupt KVM_RUN: its handler does nothing. */
-static void install_kick_handler(void)
-{
-	struct sigaction sa = {.sa_handler = vcpu_kick_handler};
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIG_VCPU_KICK, &sa, NULL);
-}
-
 int vcpu_start(struct vcpu *vcpu)
 {
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
-	pthread_once(&once, install_kick_handler);
 	int err = pthread_create(&vcpu->thread, NULL, vcpu_thread, vcpu);
 	vcpu->started = err == 0;
 	return -err;
+}
+
+void vcpus_check_halted(struct vm *vm)
+{
+	bool all_stopped = true;
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
+		struct vcpu *vcpu = &vm->vcpus[i];
+		all_stopped &= atomic_load(&vcpu->stopped_for_good);
+		if (vcpu->started)
+			pthread_kill(vcpu->thread, SIG_VCPU_KICK);
+	}
+	if (all_stopped)
+		vm_stop_unexpected(vm, "powered off");
 }
 
 void vcpu_kick_and_join(struct vcpu *vcpu)

@@ -5,6 +5,7 @@
 
 #include <linux/kvm.h>
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "vmm/boot.h"
 #include "vmm/vm.h"
@@ -16,6 +17,8 @@ struct vcpu {
 	struct kvm_run *run;
 	pthread_t thread;
 	bool started;
+	/* What the vCPU found when last kicked: it had stopped for good. */
+	atomic_bool stopped_for_good;
 };
 
 /* Creates vCPU id; the boot CPU (id 0) gets the 64-bit entry state. */
@@ -23,6 +26,12 @@ int vcpu_create(struct vm *vm, struct vcpu *vcpu, unsigned int id,
 		const struct kernel_info *ki, const char **why);
 
 int vcpu_start(struct vcpu *vcpu);
+
+/* The console said the guest halted, after the mark (called by the main
+ * loop on each tick of vm->halt_check_fd): ends the VM with 125 when every
+ * vCPU had stopped for good at the last kick, and kicks them all to look
+ * again. */
+void vcpus_check_halted(struct vm *vm);
 
 /* Forces a vCPU out of KVM_RUN (after vm_stop) and waits for its thread. */
 void vcpu_kick_and_join(struct vcpu *vcpu);

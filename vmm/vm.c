@@ -1,10 +1,17 @@
 /* VM lifecycle: how it stopped, with which status, and why. */
 #include "vmm/vm.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
+
+#include "vmm/log.h"
+
+#define HALT_CHECK_NS (100 * 1000 * 1000)
 
 void vm_stop(struct vm *vm, int status, const char *reason_fmt, ...)
 {
@@ -35,6 +42,26 @@ void vm_stop_unexpected(struct vm *vm, const char *what)
 	else
 		vm_stop(vm, EXIT_VMM_ERROR,
 			"guest %s before its command reported a status", what);
+}
+
+void vm_console_powered_off(struct vm *vm)
+{
+	if (!atomic_load(&vm->command_started)) {
+		/* Only the kernel and the user's own init have spoken. A
+		 * panicked kernel is rebooting: that ends the VM, with 125. */
+		if (!vm->panic_seen)
+			vm_stop(vm, 0, "guest powered off");
+		return;
+	}
+	/* The kernel prints the line before it stops the CPUs, so the checks
+	 * go on until they have stopped; for ever if the command wrote it. */
+	const struct itimerspec every = {
+		.it_value = {.tv_nsec = HALT_CHECK_NS},
+		.it_interval = {.tv_nsec = HALT_CHECK_NS},
+	};
+	if (timerfd_settime(vm->halt_check_fd, 0, &every, NULL) < 0)
+		log_error("cannot watch for the guest halting: %s",
+			  strerror(errno));
 }
 
 double vm_elapsed_ms(const struct vm *vm)

@@ -49,6 +49,12 @@ struct vm {
 	unsigned int poweroff_match;
 	unsigned int halt_match;
 	bool poweroff_seen;
+	/* The exit device's mark: the guest init is starting the command, so
+	 * from now on only the exit device gives the VM a status. */
+	atomic_bool command_started;
+	/* The main loop's timerfd, armed when the console says the guest
+	 * powered off after the mark: each tick looks at the vCPUs. */
+	int halt_check_fd;
 };
 
 /* Records why the VM stops (the first caller wins) and wakes the main
@@ -58,6 +64,12 @@ void vm_stop(struct vm *vm, int status, const char *reason_fmt, ...)
 
 /* The guest reset or shut down without reporting a status. */
 void vm_stop_unexpected(struct vm *vm, const char *what);
+
+/* The console showed the kernel's power-off (or halt) line. Before the
+ * mark it ends the VM with 0 (unless the kernel panicked); after it the
+ * line may be the command's own text, so it only starts the vCPU checks
+ * (vcpus_check_halted). */
+void vm_console_powered_off(struct vm *vm);
 
 /* Milliseconds since launch, for -v timings. */
 double vm_elapsed_ms(const struct vm *vm);

@@ -18,8 +18,27 @@ expect_eq "true" 0 "$rc"
 run_fsvm run -- false
 expect_eq "false" 1 "$rc"
 
+# Once the command runs only the exit device gives a status: the kernel's
+# power-off lines, printed by the command to stderr and to the kernel's
+# console through /dev/kmsg, neither end the VM nor make it a success.
+forge='echo "reboot: Power down" >&2
+echo "<2>reboot: Power down" >/dev/kmsg
+echo "<2>reboot: System halted" >/dev/kmsg'
+run_fsvm run --timeout 300 -- sh -c "$forge; exit 3"
+expect_eq "forged power-off, then exit 3" 3 "$rc"
+expect_match "forged line on the console" "reboot: System halted" "$err"
+run_fsvm run --timeout 300 -- sh -c "$forge; sleep 2; exit 4"
+expect_eq "forged power-off, then a sleep" 4 "$rc"
+
+# A command that really powers off (a halt, without ACPI) before its status
+# came back: 125 and why, once both CPUs have stopped; no hang.
+run_fsvm run --timeout 300 --cpus 2 -- /bin/busybox poweroff -f
+expect_eq "poweroff -f status" 125 "$rc"
+expect_match "poweroff -f message" "^fsvm: guest powered off before its command reported a status$" "$(echo "$err" | tail -n 1)"
+
 # A user's own initramfs whose init powers the machine off: without ACPI
 # the CPUs would just halt; fsvm sees the kernel's last words and ends.
+# No command of ours runs, so only the kernel and that init speak: 0.
 mkdir -p "$TMP/initrd/bin" "$TMP/initrd/dev"
 cp /bin/busybox "$TMP/initrd/bin/busybox"
 printf '#!/bin/busybox sh\n/bin/busybox echo custom-init-ran\n/bin/busybox poweroff -f\n' >"$TMP/initrd/init"

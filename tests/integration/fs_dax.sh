@@ -122,6 +122,7 @@ truncate -s 4M "$share/holey"
 for size in 512M 256M 128M 64M 32M 16M 8M 4M 2M 1M 512K 256K 128K 64K 32K 16K 8K 4K; do
 	fallocate -l $size "$share/fill.$size" 2>/dev/null || rm -f "$share/fill.$size"
 done
+give_to_test_user "$share/holey"
 "$FSVM" run --timeout 200 --share "$share:/mnt/d" -- sh -c 'python3 -c "
 import mmap, os
 fd = os.open(\"/mnt/d/holey\", os.O_RDWR)

@@ -10,7 +10,12 @@ mkdir -p "$share/many"
 ls "$share/many" | sort >"$share/expected-names"
 guest_script=$(cd "$(dirname "$0")" && pwd)/guest/fs_ops.sh
 
-run_fsvm run --timeout 400 --share "$share:/mnt/share" -- sh "$guest_script" /mnt/share
+give_to_test_user "$share"
+# Started as root with id maps: guest root is the test user, and the guest's
+# 1234 and 5678 (its chown check) are host ids 5234 and 6678.
+run_fsvm_as_root run --timeout 400 --uid-map "0:$TEST_UID" --gid-map "0:$TEST_GID" \
+	--uid-map 1234:5234 --gid-map 5678:6678 \
+	--share "$share:/mnt/share" -- sh "$guest_script" /mnt/share
 expect_eq "status" 0 "$rc"
 echo "$out" | grep '^not ok' | while read -r line; do echo "FAIL: guest: $line" >&2; done
 echo "$out" | grep -q '^not ok' && fail "guest checks failed"
@@ -28,7 +33,8 @@ expect_eq "host: exchanged" "B A" "$(cat "$share/xa") $(cat "$share/xb")"
 expect_eq "host: hard link" "$(stat -c %i "$share/orig")" "$(stat -c %i "$share/hard")"
 expect_eq "host: symlink" orig "$(readlink "$share/soft")"
 expect_eq "host: mode" 640 "$(stat -c %a "$share/modes")"
-expect_eq "host: owner" 1234:5678 "$(stat -c %u:%g "$share/owned")"
+expect_eq "host: owner, through the maps" 5234:6678 "$(stat -c %u:%g "$share/owned")"
+expect_eq "host: files are guest root's host user's" "$TEST_UID:$TEST_GID" "$(stat -c %u:%g "$share/new.txt")"
 expect_eq "host: mtime" 981173106 "$(stat -c %Y "$share/times")"
 expect_eq "host: xattr" hello "$(getfattr --absolute-names --only-values -n user.fsvm "$share/xat" 2>&1)"
 [ -d "$share/dir/sub" ] || fail "host: mkdir"

@@ -97,6 +97,7 @@ static void test_help(void **state)
 	expect_command(parse("run", "-h"), CLI_HELP);
 	expect_command(parse("run", "--cpus", "2", "-h", "ls"), CLI_HELP);
 	assert_non_null(strstr(cli_usage, "usage: fsvm run"));
+	assert_non_null(strstr(cli_usage, "--no-seccomp"));
 }
 
 static void test_version(void **state)
@@ -126,6 +127,7 @@ static void test_run_defaults(void **state)
 	assert_true(c->timeout == 0);
 	assert_false(c->verbose);
 	assert_false(c->setup_only);
+	assert_false(c->no_seccomp);
 	assert_int_equal(c->guest_argc, 0);
 	done(p);
 }
@@ -138,7 +140,7 @@ static void test_run_every_option(void **state)
 				 "--cmdline", "quiet x=\"1 2\"", "--timeout",
 				 "2.5", "-v", "--setup-only", "--root", "/srv",
 				 "--rw-root", "--cache", "always", "--share", "/data",
-				 "--transport", "mmio", "true");
+				 "--transport", "mmio", "--no-seccomp", "true");
 	expect_ok(p);
 	const struct fsvm_config *c = &p->cfg;
 	assert_string_equal(c->kernel, "/k/bzImage");
@@ -149,6 +151,7 @@ static void test_run_every_option(void **state)
 	assert_true(c->timeout == 2.5);
 	assert_true(c->verbose);
 	assert_true(c->setup_only);
+	assert_true(c->no_seccomp);
 	assert_string_equal(c->root, "/srv");
 	assert_true(c->rw_root);
 	assert_string_equal(c->cache, "always");
@@ -389,7 +392,7 @@ static void test_value_for_flag_not_reported_as_missing(void **state)
 {
 	(void)state;
 	const char *args[] = {"--verbose=1", "--setup-only=yes", "--help=x",
-			      "--rw-root=no"};
+			      "--rw-root=no", "--no-seccomp=1"};
 	for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++) {
 		char err[256];
 		assert_int_equal(parse_error(args[i], "ls", err, sizeof(err)),

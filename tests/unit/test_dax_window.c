@@ -387,6 +387,28 @@ static void test_stray_stores_stay_in_the_window(void **state)
 	dax_window_destroy(&w);
 }
 
+/* A guest that touches a page past the end its file had when mapped (a
+ * correct one never does) gets KVM's EFAULT: the repair then makes every
+ * such page a zero page, so the vCPU goes on, and growth gives them back. */
+static void test_repair_covers_pages_never_in_the_file(void **state)
+{
+	(void)state;
+	struct dax_window w;
+	assert_int_equal(dax_window_create(&w, WINDOW, MAX_MAPS), 0);
+	int fd = temp_file(PAGE, 'p', O_RDWR);
+	assert_int_equal(dax_window_map(&w, 0, 4 * PAGE, fd, 0, true), 0);
+	assert_int_equal(dax_window_repair(&w), 1);
+	assert_int_equal(w.base[3 * PAGE], 0); /* no SIGBUS: a zero page */
+	assert_int_equal(w.base[0], 'p');
+	assert_int_equal(dax_window_repair(&w), 0); /* nothing more to do */
+	assert_int_equal(ftruncate(fd, 4 * PAGE), 0);
+	assert_int_equal(pwrite(fd, "g", 1, 3 * PAGE), 1);
+	dax_window_file_grown(&w);
+	assert_int_equal(w.base[3 * PAGE], 'g');
+	close(fd);
+	dax_window_destroy(&w);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -404,6 +426,7 @@ int main(void)
 		cmocka_unit_test(test_write_mapping_allocates_holes),
 		cmocka_unit_test(test_failed_mapping_leaves_no_hole),
 		cmocka_unit_test(test_stray_stores_stay_in_the_window),
+		cmocka_unit_test(test_repair_covers_pages_never_in_the_file),
 	};
 	return cmocka_run_group_tests_name("dax_window", tests, NULL, NULL);
 }

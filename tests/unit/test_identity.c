@@ -189,6 +189,13 @@ static void fuse_create_as(void *arg)
 	req_add(&mk, sizeof(mk));
 	req_str("dir-by-4242");
 	CHILD_CHECK(req_send(&f) == -EOVERFLOW);
+	/* The guest's exec opens with O_NOATIME, refused for a file that is
+	 * not ours: opened without it. */
+	uint64_t node = fx_lookup_id(&f, FUSE_ROOT_ID, "not-mine");
+	struct fuse_open_in op = { .flags = O_RDONLY | O_NOATIME };
+	req_begin(FUSE_OPEN, node);
+	req_add(&op, sizeof(op));
+	CHILD_CHECK(req_send(&f) == 0);
 	fuse_server_destroy(f.srv);
 }
 
@@ -198,6 +205,11 @@ static void guest_ids_without_host_ids_own_nothing(void **state)
 	char path[128];
 	struct stat st;
 
+	char mine[128];
+	snprintf(mine, sizeof(mine), "%s/not-mine", scratch);
+	int fd = open(mine, O_CREAT | O_WRONLY, 0644);
+	assert_true(fd >= 0);
+	close(fd);
 	assert_int_equal(in_child(fuse_create_as, NULL), 0);
 	snprintf(path, sizeof(path), "%s/by-root", scratch);
 	assert_int_equal(stat(path, &st), 0);

@@ -1,32 +1,68 @@
-/* Unit tests for vmm/panic_watch: spotting "Kernel panic - not syncing:" on the console. */
+/* Unit tests for vmm/panic_watch: spotting "Kernel panic - not syncing:" and
+ * the power-off lines on the console, and what a power-off line does before
+ * and after the guest init's mark. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 #include <string.h>
 
 #include <cmocka.h>
 
 #include "vmm/panic_watch.h"
+#include "vmm/vcpu.h"
 #include "vmm/vm.h"
+
+#define NR_VCPUS 2
 
 static const char init_panic[] =
 	"junk\nKernel panic - not syncing: Attempted to kill init! "
 	"exitcode=0x00000100\n";
 
+/* A VM whose vCPUs have no threads: tests set what each last reported. */
 static int setup_vm(void **state)
 {
-	*state = calloc(1, sizeof(struct vm));
-	return *state ? 0 : -1;
+	struct vm *vm = calloc(1, sizeof(*vm));
+	if (!vm)
+		return -1;
+	*state = vm;
+	pthread_mutex_init(&vm->stop_lock, NULL);
+	vm->stop_eventfd = eventfd(0, EFD_NONBLOCK);
+	vm->halt_check_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK);
+	vm->nr_vcpus = NR_VCPUS;
+	vm->vcpus = calloc(NR_VCPUS, sizeof(*vm->vcpus));
+	return vm->stop_eventfd < 0 || vm->halt_check_fd < 0 || !vm->vcpus
+		       ? -1
+		       : 0;
 }
 
 static int teardown_vm(void **state)
 {
-	free(*state);
+	struct vm *vm = *state;
+	close(vm->stop_eventfd);
+	close(vm->halt_check_fd);
+	pthread_mutex_destroy(&vm->stop_lock);
+	free(vm->vcpus);
+	free(vm);
 	return 0;
+}
+
+/* Whether the main loop's checks of the vCPUs have been started. */
+static bool halt_checks_armed(struct vm *vm)
+{
+	struct itimerspec its;
+	assert_int_equal(timerfd_gettime(vm->halt_check_fd, &its), 0);
+	return its.it_value.tv_sec || its.it_value.tv_nsec;
+}
+
+static void set_vcpus_stopped(struct vm *vm, bool stopped)
+{
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
+		atomic_store(&vm->vcpus[i].stopped_for_good, stopped);
 }
 
 static void feed(struct vm *vm, const char *text)
@@ -82,7 +118,9 @@ static void test_restarts_after_partial_match(void **state)
 	feed(vm, "KKernel panic - not syncing: one\n");
 	assert_true(vm->panic_seen);
 	assert_string_equal(vm->panic_line, "one");
-	memset(vm, 0, sizeof(*vm));
+	vm->panic_seen = false;
+	vm->panic_match = 0;
+	vm->panic_line[0] = '\0';
 	feed(vm, "Kernel pKernel panic - not syncing: two\n");
 	assert_true(vm->panic_seen);
 	assert_string_equal(vm->panic_line, "two");
@@ -114,11 +152,10 @@ static void test_long_line_truncated(void **state)
 
 #define VM_TEST(fn) cmocka_unit_test_setup_teardown(fn, setup_vm, teardown_vm)
 
+/* Before the mark only the kernel and the user's own init speak. */
 static void test_poweroff_stops_the_vm(void **state)
 {
 	struct vm *vm = *state;
-	vm->stop_eventfd = eventfd(0, EFD_NONBLOCK);
-	assert_true(vm->stop_eventfd >= 0);
 	feed(vm, "[   1.0] reboot: Power down");
 	assert_false(atomic_load(&vm->stopping));
 	feed(vm, "\n");
@@ -127,21 +164,96 @@ static void test_poweroff_stops_the_vm(void **state)
 	assert_string_equal(vm->stop_reason, "guest powered off");
 	uint64_t wakeups;
 	assert_int_equal(read(vm->stop_eventfd, &wakeups, sizeof(wakeups)), 8);
-	close(vm->stop_eventfd);
+	assert_false(halt_checks_armed(vm));
 }
 
 /* Without ACPI, poweroff becomes a halt: the same clean end. */
 static void test_halt_stops_the_vm(void **state)
 {
 	struct vm *vm = *state;
-	vm->stop_eventfd = eventfd(0, EFD_NONBLOCK);
-	assert_true(vm->stop_eventfd >= 0);
 	feed(vm, "[   2.5] reboot: System halted");
 	assert_false(atomic_load(&vm->stopping));
 	feed(vm, "\n");
 	assert_true(atomic_load(&vm->stopping));
 	assert_int_equal(vm->exit_status, 0);
-	close(vm->stop_eventfd);
+}
+
+/* A panicked kernel reboots into a 125: no power-off line makes it 0. */
+static void test_poweroff_after_panic_ignored(void **state)
+{
+	struct vm *vm = *state;
+	feed(vm, init_panic);
+	feed(vm, "reboot: Power down\n");
+	assert_false(atomic_load(&vm->stopping));
+}
+
+/* After the mark the command can print the line (or write it to
+ * /dev/kmsg): it only starts checks of the vCPUs, which are running. */
+static void test_forged_poweroff_after_mark(void **state)
+{
+	struct vm *vm = *state;
+	atomic_store(&vm->command_started, true);
+	feed(vm, "reboot: Power down\n[  9.1] reboot: System halted\r\n");
+	assert_false(atomic_load(&vm->stopping));
+	assert_true(halt_checks_armed(vm));
+	vcpus_check_halted(vm);
+	vcpus_check_halted(vm);
+	assert_false(atomic_load(&vm->stopping));
+}
+
+/* One vCPU still running is a guest still running. */
+static void test_one_running_vcpu_keeps_the_vm(void **state)
+{
+	struct vm *vm = *state;
+	atomic_store(&vm->command_started, true);
+	feed(vm, "reboot: System halted\n");
+	atomic_store(&vm->vcpus[NR_VCPUS - 1].stopped_for_good, true);
+	vcpus_check_halted(vm);
+	assert_false(atomic_load(&vm->stopping));
+}
+
+/* The kernel's own line, after the mark, and then its CPUs stop: 125. */
+static void test_real_poweroff_after_mark(void **state)
+{
+	struct vm *vm = *state;
+	atomic_store(&vm->command_started, true);
+	feed(vm, "[  9.1] reboot: System halted\r\n");
+	vcpus_check_halted(vm); /* the line comes before the CPUs stop */
+	assert_false(atomic_load(&vm->stopping));
+	set_vcpus_stopped(vm, true);
+	vcpus_check_halted(vm);
+	assert_true(atomic_load(&vm->stopping));
+	assert_int_equal(vm->exit_status, EXIT_VMM_ERROR);
+	assert_string_equal(vm->stop_reason,
+			    "guest powered off before its command reported a status");
+}
+
+/* The command's panic line neither ends the VM nor arms the checks, and
+ * does not hide a real power-off after it (still 125). */
+static void test_forged_panic_after_mark(void **state)
+{
+	struct vm *vm = *state;
+	atomic_store(&vm->command_started, true);
+	feed(vm, "Kernel panic - not syncing: x\n");
+	assert_false(atomic_load(&vm->stopping));
+	assert_false(halt_checks_armed(vm));
+	feed(vm, "reboot: System halted\n");
+	assert_false(atomic_load(&vm->stopping));
+	assert_true(halt_checks_armed(vm));
+	set_vcpus_stopped(vm, true);
+	vcpus_check_halted(vm);
+	assert_int_equal(vm->exit_status, EXIT_VMM_ERROR);
+}
+
+/* A NUL right after a whole needle must not step past its end. */
+static void test_nul_after_match(void **state)
+{
+	struct vm *vm = *state;
+	feed(vm, "reboot: Power down");
+	panic_watch_byte(vm, '\0');
+	panic_watch_byte(vm, '\0');
+	feed(vm, "\n");
+	assert_true(atomic_load(&vm->stopping));
 }
 
 int main(void)
@@ -150,12 +262,18 @@ int main(void)
 		VM_TEST(test_init_panic_seen),
 		VM_TEST(test_poweroff_stops_the_vm),
 		VM_TEST(test_halt_stops_the_vm),
+		VM_TEST(test_poweroff_after_panic_ignored),
+		VM_TEST(test_forged_poweroff_after_mark),
+		VM_TEST(test_one_running_vcpu_keeps_the_vm),
+		VM_TEST(test_real_poweroff_after_mark),
+		VM_TEST(test_forged_panic_after_mark),
 		VM_TEST(test_not_seen_before_end_of_line),
 		VM_TEST(test_prefixed_console_line),
 		VM_TEST(test_near_misses_ignored),
 		VM_TEST(test_restarts_after_partial_match),
 		VM_TEST(test_later_text_ignored),
 		VM_TEST(test_long_line_truncated),
+		VM_TEST(test_nul_after_match),
 	};
 	return cmocka_run_group_tests(panic_watch, NULL, NULL);
 }

@@ -1,0 +1,161 @@
+/* After set-up, a seccomp filter allows only what fsvm's threads use. */
+#include "vmm/seccomp.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/kvm.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <signal.h>
+#include <stddef.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+/* The list is what glibc 2.36 (Debian 12) makes of fsvm's calls once the
+ * VM runs: the main thread's event loop, the vCPU threads and the device
+ * exits they run, the virtio-fs workers and the FUSE requests they serve,
+ * the DAX window, the lock waiters, and the way out. Set-up's own calls
+ * (opening /dev/kvm, creating the VM, reading the kernel) are not in it. */
+static const int any_arguments[] = {
+	/* Memory: glibc's allocator and thread stacks come and go; the DAX
+	 * window moves file mappings in (mremap) and syncs them. */
+	SCMP_SYS(brk), SCMP_SYS(munmap), SCMP_SYS(mremap), SCMP_SYS(madvise),
+	SCMP_SYS(msync),
+	/* Threads: glibc's start (robust list, rseq), locks and joins
+	 * (futex) and end of a vCPU, virtio-fs worker or lock waiter. */
+	SCMP_SYS(set_robust_list), SCMP_SYS(rseq), SCMP_SYS(futex),
+	SCMP_SYS(exit),
+	/* Signals: the vCPU kick and the lock waiters' wake-up have handlers
+	 * to return from; pthread_kill and abort() mask signals and learn
+	 * the ids they signal. */
+	SCMP_SYS(rt_sigreturn), SCMP_SYS(rt_sigprocmask), SCMP_SYS(getpid),
+	SCMP_SYS(gettid),
+	/* The main loop and devices: epoll; reads of the signalfd, timerfd,
+	 * eventfds, inotify and stdin; eventfd writes (doorbells forwarded,
+	 * interrupts, stop); the consoles and log lines (writev: glibc's
+	 * fatal messages; dup: perror() before stderr's first use); the
+	 * workers' poll; the console's and lock waiters' pauses; clock
+	 * reads where the vDSO cannot (the lab). */
+	SCMP_SYS(epoll_wait), SCMP_SYS(epoll_ctl), SCMP_SYS(read),
+	SCMP_SYS(write), SCMP_SYS(writev), SCMP_SYS(dup), SCMP_SYS(poll),
+	SCMP_SYS(clock_nanosleep), SCMP_SYS(clock_gettime),
+	/* A power-off line on the console after the command started arms
+	 * the checks whether the vCPUs have halted for good. */
+	SCMP_SYS(timerfd_settime),
+	/* FUSE requests: every host file operation, relative to fds the
+	 * share opened (openat2 confines names to it; openat reopens
+	 * through /proc/self/fd and reads mountinfo); glibc's renameat2
+	 * without flags is renameat. */
+	SCMP_SYS(openat), SCMP_SYS(openat2), SCMP_SYS(close),
+	SCMP_SYS(newfstatat), SCMP_SYS(fstatfs), SCMP_SYS(lseek),
+	SCMP_SYS(preadv), SCMP_SYS(pwritev), SCMP_SYS(getdents64),
+	SCMP_SYS(mkdirat), SCMP_SYS(mknodat), SCMP_SYS(symlinkat),
+	SCMP_SYS(linkat), SCMP_SYS(unlinkat), SCMP_SYS(renameat),
+	SCMP_SYS(renameat2), SCMP_SYS(fchmod), SCMP_SYS(fchmodat),
+	SCMP_SYS(fchownat), SCMP_SYS(utimensat), SCMP_SYS(readlinkat),
+	SCMP_SYS(ftruncate), SCMP_SYS(fallocate), SCMP_SYS(fsync),
+	SCMP_SYS(fdatasync), SCMP_SYS(syncfs), SCMP_SYS(copy_file_range),
+	SCMP_SYS(flock), SCMP_SYS(setxattr), SCMP_SYS(getxattr),
+	SCMP_SYS(listxattr), SCMP_SYS(removexattr),
+	/* The DAX window watches the files it maps for size changes. */
+	SCMP_SYS(inotify_add_watch), SCMP_SYS(inotify_rm_watch),
+	/* The way out: exit() from main, abort() on a broken invariant. */
+	SCMP_SYS(exit_group),
+};
+
+/* What pthread_create's clone asks for: a thread sharing this process's
+ * memory, files, file-system context and signal handlers (which the
+ * kernel never combines with new namespaces). */
+#define THREAD_FLAGS (CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | \
+		      CLONE_THREAD)
+
+/* ioctl's and fcntl's command is 32 bits to the kernel, whatever the
+ * register's upper half holds: only the lower half is compared. */
+#define COMMAND_IS(cmd) SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, (cmd))
+
+/* Allowed only when one argument passes its comparison. */
+static const struct {
+	int nr;
+	struct scmp_arg_cmp arg;
+} narrowed[] = {
+	/* Memory is never made executable: no code is loaded at run time. */
+	{SCMP_SYS(mmap), SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0)},
+	{SCMP_SYS(mprotect), SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0)},
+	/* Threads, never processes. */
+	{SCMP_SYS(clone), SCMP_A0(SCMP_CMP_MASKED_EQ, THREAD_FLAGS, THREAD_FLAGS)},
+	/* KVM at run time: the vCPUs' KVM_RUN; the serial ports' interrupt
+	 * line; what the guest's virtio set-up asks of KVM (MSI routes,
+	 * irqfds, ioeventfds, the DAX slot following its BAR). */
+	{SCMP_SYS(ioctl), COMMAND_IS(KVM_RUN)},
+	{SCMP_SYS(ioctl), COMMAND_IS(KVM_IRQ_LINE)},
+	{SCMP_SYS(ioctl), COMMAND_IS(KVM_SET_GSI_ROUTING)},
+	{SCMP_SYS(ioctl), COMMAND_IS(KVM_IRQFD)},
+	{SCMP_SYS(ioctl), COMMAND_IS(KVM_IOEVENTFD)},
+	{SCMP_SYS(ioctl), COMMAND_IS(KVM_SET_USER_MEMORY_REGION)},
+	/* A kicked vCPU tells whether it has halted for good (power-off
+	 * without ACPI): its state and its interrupt flag. */
+	{SCMP_SYS(ioctl), COMMAND_IS(KVM_GET_MP_STATE)},
+	{SCMP_SYS(ioctl), COMMAND_IS(KVM_GET_REGS)},
+	/* The terminal: stdio asks whether a stream is one, and the console
+	 * is put back out of raw mode. */
+	{SCMP_SYS(ioctl), COMMAND_IS(TCGETS)},
+	{SCMP_SYS(ioctl), COMMAND_IS(TCSETS)},
+	/* fcntl: duplicates (DAX mappings, '..'), a DAX file's access mode,
+	 * and the guest's POSIX locks as OFD locks. */
+	{SCMP_SYS(fcntl), COMMAND_IS(F_DUPFD_CLOEXEC)},
+	{SCMP_SYS(fcntl), COMMAND_IS(F_GETFL)},
+	{SCMP_SYS(fcntl), COMMAND_IS(F_OFD_GETLK)},
+	{SCMP_SYS(fcntl), COMMAND_IS(F_OFD_SETLK)},
+	{SCMP_SYS(fcntl), COMMAND_IS(F_OFD_SETLKW)},
+};
+
+#define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+static int add_rules(scmp_filter_ctx ctx)
+{
+	int err = 0;
+	for (size_t i = 0; !err && i < ARRAY_LEN(any_arguments); i++)
+		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, any_arguments[i], 0);
+	for (size_t i = 0; !err && i < ARRAY_LEN(narrowed); i++)
+		err = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW,
+					     narrowed[i].nr, 1, &narrowed[i].arg);
+	/* glibc's first pthread_create installs the handler of its own
+	 * set-id signal (SIGSETXID, the kernel's signal 33): no other. */
+	if (!err)
+		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(rt_sigaction),
+				       1, SCMP_A0(SCMP_CMP_EQ, __SIGRTMIN + 1));
+	/* Signals (the kick, the wake-up, abort's) go to our own threads. */
+	if (!err)
+		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, SCMP_SYS(tgkill), 1,
+				       SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)getpid()));
+	/* clone3's flags are in memory, out of a filter's sight: refused as
+	 * unknown, so glibc falls back to clone, whose flags are checked. */
+	if (!err)
+		err = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(ENOSYS),
+				       SCMP_SYS(clone3), 0);
+	return err;
+}
+
+int seccomp_lock_down(void)
+{
+	/* Nothing fsvm runs from now on may gain privileges (no set-uid
+	 * exec), which also lets an unprivileged process load the filter. */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -errno;
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
+	if (!ctx)
+		return -ENOMEM;
+	int err = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
+	/* A system call of another architecture (int 0x80) is no better. */
+	if (!err)
+		err = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH,
+				       SCMP_ACT_KILL_PROCESS);
+	if (!err)
+		err = add_rules(ctx);
+	if (!err)
+		err = seccomp_load(ctx);
+	seccomp_release(ctx);
+	return err;
+}
