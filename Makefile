@@ -1,7 +1,9 @@
 # fsvm: a small KVM hypervisor with an embedded virtio-fs device.
 #   make          build ./fsvm
 #   make run      install what is needed, build fsvm and the default guest, run a demo
-#   make check    unit tests (also under ASan+UBSan and TSan) and guest integration tests
+#   make check    unit tests (also under ASan+UBSan and TSan), a short fuzzing
+#                 round and guest integration tests
+#   make fuzz     fuzz every target for FUZZ_SECONDS (600) each
 
 CC      ?= gcc
 BUILD   := build
@@ -33,7 +35,7 @@ UNIT_SAN_BINS := $(filter-out $(BUILD)/tests-san/test_seccomp,\
 UNIT_TSAN_SRCS := $(filter-out tests/unit/test_identity.c tests/unit/test_seccomp.c,$(UNIT_SRCS))
 UNIT_TSAN_BINS := $(UNIT_TSAN_SRCS:tests/unit/%.c=$(BUILD)/tests-tsan/%)
 
-.PHONY: all deps guest run check unit integration fuzz clean
+.PHONY: all deps guest run check unit integration fuzz fuzz-check fuzz-corpus clean
 all: fsvm
 
 deps:
@@ -96,15 +98,44 @@ unit: $(UNIT_BINS) $(UNIT_SAN_BINS) $(UNIT_TSAN_BINS)
 		echo "== $$t"; TSAN_OPTIONS=halt_on_error=1 $$t || failed="$$failed $$t"; done; \
 	if [ -n "$$failed" ]; then echo "unit: FAILED:$$failed"; exit 1; fi
 
-# libFuzzer targets (clang); run e.g. build/fuzz/fuzz_fuse_server -max_total_time=60
+# libFuzzer targets (clang, ASan+UBSan), each linked against the code it
+# drives built for fuzzing, with the harness's helpers (tests/fuzz/*.c but
+# the targets and the seed writer). `make fuzz` runs each for FUZZ_SECONDS,
+# one at a time; `make fuzz-check` (part of check) replays the corpus
+# through every target and fuzzes each for FUZZ_CHECK_SECONDS.
+FUZZ_CC := clang
+FUZZ_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -g -O1 -MMD -MP \
+	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
-fuzz: $(FUZZ_BINS)
+FUZZ_LIB_SRCS := $(wildcard fs/*.c virtio/*.c pci/*.c vmm/core/*.c) devices/virtio_fs.c \
+	 $(filter-out $(FUZZ_SRCS) tests/fuzz/make_corpus.c,$(wildcard tests/fuzz/*.c))
+FUZZ_SECONDS ?= 600
+FUZZ_CHECK_SECONDS ?= 10
 
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS)
+fuzz: $(FUZZ_BINS)
+	tests/fuzz/run $(FUZZ_SECONDS) $(FUZZ_BINS)
+
+fuzz-check: $(FUZZ_BINS)
+	@tests/fuzz/run $(FUZZ_CHECK_SECONDS) $(FUZZ_BINS)
+
+# The seed inputs are committed; this writes them again.
+fuzz-corpus: tests/fuzz/make_corpus.c
+	@mkdir -p $(BUILD)/fuzz
+	$(CC) -std=gnu11 -Wall -Wextra -Werror -o $(BUILD)/fuzz/make_corpus $<
+	$(BUILD)/fuzz/make_corpus
+
+$(BUILD)/fuzz-obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	clang -std=gnu11 -D_GNU_SOURCE -I. -g -O1 -fsanitize=fuzzer,address,undefined \
-		-fno-sanitize-recover=all -o $@ $< $(filter fs/%.c virtio/virtq.c vmm/core/guest_mem.c vmm/core/dax_window.c vmm/core/log.c,$(LIB_SRCS)) -lpthread
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -c -o $@ $<
+
+$(BUILD)/libfsvm-fuzz.a: $(FUZZ_LIB_SRCS:%.c=$(BUILD)/fuzz-obj/%.o)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/fuzz/%: $(BUILD)/fuzz-obj/tests/fuzz/%.o $(BUILD)/libfsvm-fuzz.a
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lpthread
 
 # bench/device drives the request path natively (no VM).
 $(BUILD)/bench/device: bench/device.c $(BUILD)/libfsvm.a
@@ -117,6 +148,7 @@ integration: fsvm guest
 
 check: deps
 	@$(MAKE) --no-print-directory unit
+	@$(MAKE) --no-print-directory fuzz-check
 	@$(MAKE) --no-print-directory integration
 
 run: deps

@@ -4,6 +4,7 @@
 . "$(dirname "$0")/lib.sh"
 share=$TMP/share
 mkdir -p "$share"
+give_to_test_user "$share"
 
 # filter_status [OPTIONS...]: runs a guest that waits on the share and sets
 # $seccomp and $nnp to the values its fsvm's threads show (one line each
@@ -11,7 +12,7 @@ mkdir -p "$share"
 filter_status() {
 	rm -f "$share/ready" "$share/done"
 	"$FSVM" run --timeout 300 "$@" --share "$share:/mnt/s" -- sh -c \
-		'touch /mnt/s/ready; while [ ! -e /mnt/s/done ]; do sleep 0.2; done' \
+		'touch /mnt/s/ready || exit 1; while [ ! -e /mnt/s/done ]; do sleep 0.2; done' \
 		>"$TMP/out" 2>"$TMP/err" &
 	pid=$!
 	wait_for_file "$share/ready" $pid

@@ -43,8 +43,10 @@ rm -f "$secret"
 # Every cache mode reads and writes the same files.
 rw=$TMP/rw
 mkdir -p "$rw"
+give_to_test_user "$rw"
 for mode in none auto always; do
 	echo "host-$mode" >"$rw/file"
+	give_to_test_user "$rw/file"
 	run_fsvm run --cache "$mode" --share "$rw:/mnt/rw" -- sh -c 'cat /mnt/rw/file; echo "guest" >> /mnt/rw/file'
 	expect_eq "cache=$mode status" 0 "$rc"
 	expect_eq "cache=$mode read" "host-$mode" "$out"

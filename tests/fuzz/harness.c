@@ -1,0 +1,144 @@
+/* Guarded guest RAM, exact bus accesses, the scratch share, resource
+ * counts and invariant failures for the fuzz targets. */
+#include "tests/fuzz/harness.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <ftw.h>
+#include <sched.h>
+#include <sanitizer/asan_interface.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vmm/core/io_bus.h"
+
+uint8_t *guarded_alloc(size_t size)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	uint8_t *p = mmap(NULL, size + 2 * page, PROT_NONE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED ||
+	    mprotect(p + page, size, PROT_READ | PROT_WRITE) < 0) {
+		perror("fuzz: guarded_alloc");
+		abort();
+	}
+	return p + page;
+}
+
+void bus_access(const struct io_bus *bus, uint64_t addr, bool is_write,
+		void *value, unsigned int size)
+{
+	/* One ASan granule, its tail past size poisoned. */
+	static _Alignas(8) uint8_t data[8];
+	if (size == 0 || size > sizeof(data))
+		abort();
+	if (is_write)
+		memcpy(data, value, size);
+	ASAN_POISON_MEMORY_REGION(data + size, sizeof(data) - size);
+	bool claimed = io_bus_dispatch(bus, addr, is_write, data, size);
+	ASAN_UNPOISON_MEMORY_REGION(data, sizeof(data));
+	if (!is_write)
+		memcpy(value, data, size);
+	if (!is_write && !claimed)
+		memset(value, 0xff, size);
+}
+
+static char share[64];
+
+static int remove_entry(const char *path, const struct stat *st, int type,
+			struct FTW *ftw)
+{
+	(void)st; (void)type;
+	return ftw->level ? remove(path) : 0;
+}
+
+void empty_folder(const char *folder)
+{
+	nftw(folder, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Leaves no scratch folder behind; a tmpfs goes with our namespace. */
+static void remove_share(void)
+{
+	umount2(share, MNT_DETACH);
+	empty_folder(share);
+	rmdir(share);
+}
+
+const char *scratch_share(void)
+{
+	snprintf(share, sizeof(share), "/tmp/fsvm-fuzz-XXXXXX");
+	if (!mkdtemp(share))
+		abort();
+	atexit(remove_share);
+	if ((unshare(CLONE_NEWNS) == 0 || unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0) &&
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 &&
+	    mount("fsvm-fuzz", share, "tmpfs", 0, "size=64m,nr_inodes=4096") == 0)
+		return share;
+	fprintf(stderr, "fuzz: no private tmpfs (%s), limiting file sizes\n",
+		strerror(errno));
+	struct rlimit lim = { 64 << 20, 64 << 20 };
+
+	setrlimit(RLIMIT_FSIZE, &lim);
+	signal(SIGXFSZ, SIG_IGN);
+	return share;
+}
+
+static unsigned int count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	unsigned int n = 0;
+	if (!d) {
+		perror(dir);
+		abort();
+	}
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+struct resources resources_now(void)
+{
+	return (struct resources){.fds = count_entries("/proc/self/fd"),
+				  .threads = count_entries("/proc/self/task")};
+}
+
+void resources_check(const char *target, struct resources before)
+{
+	/* A joined thread leaves /proc a moment after pthread_join returns
+	 * (the kernel wakes the joiner as the thread exits): a while to go. */
+	const struct timespec moment = {.tv_nsec = 1000 * 1000};
+	struct resources now = resources_now();
+	for (int tries = 0; tries < 1000 && now.threads > before.threads;
+	     tries++) {
+		nanosleep(&moment, NULL);
+		now = resources_now();
+	}
+	if (now.fds > before.fds || now.threads > before.threads) {
+		fprintf(stderr, "%s: the input left %d fds and %d threads behind\n",
+			target, (int)(now.fds - before.fds),
+			(int)(now.threads - before.threads));
+		abort();
+	}
+}
+
+void fuzz_fail(const char *file, int line, const char *cond, const char *fmt,
+	       ...)
+{
+	va_list ap;
+	fprintf(stderr, "%s:%d: invariant broken (%s): ", file, line, cond);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	abort();
+}

@@ -1,0 +1,715 @@
+/* Writes the seed inputs of tests/fuzz/corpus/<target>/, built from the
+ * UAPI structs. Run from the top of the tree: make fuzz-corpus. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fuse.h>
+#include <linux/pci_regs.h>
+#include <linux/virtio_config.h>
+#include <linux/virtio_mmio.h>
+#include <linux/virtio_pci.h>
+#include <linux/virtio_ring.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static unsigned char seed[1 << 16];
+static size_t seed_len;
+
+static void put(const void *p, size_t n)
+{
+	if (seed_len + n > sizeof(seed))
+		abort();
+	memcpy(seed + seed_len, p, n);
+	seed_len += n;
+}
+
+static void put8(uint8_t v)
+{
+	put(&v, 1);
+}
+
+static void begin(const uint8_t *control, size_t n)
+{
+	seed_len = 0;
+	if (n)
+		put(control, n);
+}
+
+static void save(const char *target, const char *name)
+{
+	char path[256];
+	snprintf(path, sizeof(path), "tests/fuzz/corpus/%s", target);
+	if (mkdir(path, 0755) < 0 && errno != EEXIST) {
+		perror(path);
+		exit(1);
+	}
+	snprintf(path, sizeof(path), "tests/fuzz/corpus/%s/%s", target, name);
+	FILE *f = fopen(path, "wb");
+	if (!f || fwrite(seed, 1, seed_len, f) != seed_len || fclose(f)) {
+		perror(path);
+		exit(1);
+	}
+}
+
+/* An access size as the transport targets take it: 1, 2, 4 or 8 bytes. */
+static uint8_t width_code(unsigned int width)
+{
+	return width == 1 ? 0 : width == 2 ? 1 : width == 4 ? 2 : 3;
+}
+
+/* --- fuzz_virtq: a features byte, then guest memory from 0 with the
+ * descriptor table at 0, the available ring at 0x100, the used at 0x200. */
+
+static void virtq_image(uint8_t features, const struct vring_desc *d,
+			unsigned int n, const uint16_t *heads, uint16_t idx)
+{
+	uint8_t mem[0x300] = {0};
+	memcpy(mem, d, n * sizeof(*d));
+	uint16_t avail[2] = {0, idx};
+	memcpy(mem + 0x100, avail, sizeof(avail));
+	memcpy(mem + 0x104, heads, idx * sizeof(*heads));
+	begin(NULL, 0);
+	put8(features);
+	put(mem, sizeof(mem));
+}
+
+static void virtq_seeds(void)
+{
+	const char *t = "fuzz_virtq";
+	const uint16_t heads[3] = {0, 2, 4};
+	struct vring_desc chain[6] = {
+		{.addr = 0x400, .len = 48, .flags = VRING_DESC_F_NEXT, .next = 1},
+		{.addr = 0x500, .len = 64, .flags = VRING_DESC_F_WRITE},
+		{.addr = 0x600, .len = 16, .flags = VRING_DESC_F_NEXT, .next = 3},
+		{.addr = 0x700, .len = 16, .flags = VRING_DESC_F_WRITE | VRING_DESC_F_NEXT, .next = 2},
+		{.addr = 0xfff0, .len = 0x20, .flags = VRING_DESC_F_WRITE},
+	};
+	virtq_image(1, chain, 5, heads, 3);
+	save(t, "chains-loop-and-past-ram");
+
+	struct vring_desc indirect[2] = {
+		{.addr = 0x800, .len = 2 * sizeof(struct vring_desc),
+		 .flags = VRING_DESC_F_INDIRECT},
+	};
+	virtq_image(3, indirect, 1, heads, 1);
+	/* The indirect table at 0x800 (offset 0x801 in the input). */
+	struct vring_desc table[2] = {
+		{.addr = 0x900, .len = 32, .flags = VRING_DESC_F_NEXT, .next = 1},
+		{.addr = 0xa00, .len = 32, .flags = VRING_DESC_F_WRITE},
+	};
+	seed_len = 1 + 0x800;
+	memset(seed + 1 + 0x300, 0, 0x500);
+	put(table, sizeof(table));
+	save(t, "indirect");
+}
+
+/* --- fuzz_fuse_server: a control byte, then the request. */
+
+#define Q1 0x01
+#define AT_ONCE 0x02
+#define AIM_INTERRUPT 0x04
+#define WATCH_EVENTS 0x08
+#define REPAIR 0x10
+
+static uint64_t next_unique = 100;
+
+static void fuse(uint8_t ctl, uint32_t opcode, uint64_t nodeid, const void *args,
+		 size_t args_len, const void *tail, size_t tail_len)
+{
+	struct fuse_in_header h = {
+		.len = (uint32_t)(sizeof(h) + args_len + tail_len),
+		.opcode = opcode, .unique = next_unique++, .nodeid = nodeid};
+	put8(ctl);
+	put(&h, sizeof(h));
+	put(args, args_len);
+	put(tail, tail_len);
+}
+
+static void lock(uint8_t ctl, uint32_t opcode, uint64_t fh, uint32_t type,
+		 uint32_t lk_flags)
+{
+	struct fuse_lk_in in = {.fh = fh, .owner = fh,
+				.lk = {.end = 99, .type = type, .pid = 1},
+				.lk_flags = lk_flags};
+	fuse(ctl, opcode, 2, &in, sizeof(in), NULL, 0);
+}
+
+static void map(uint8_t ctl, uint64_t fh, uint64_t foffset, uint64_t len,
+		uint64_t moffset, uint64_t flags)
+{
+	struct fuse_setupmapping_in in = {.fh = fh, .foffset = foffset,
+					  .len = len, .flags = flags,
+					  .moffset = moffset};
+	fuse(ctl, FUSE_SETUPMAPPING, 2, &in, sizeof(in), NULL, 0);
+}
+
+static void unmap(uint8_t ctl, uint64_t moffset, uint64_t len)
+{
+	struct fuse_removemapping_in in = {.count = 1};
+	struct fuse_removemapping_one one = {.moffset = moffset, .len = len};
+	fuse(ctl, FUSE_REMOVEMAPPING, 2, &in, sizeof(in), &one, sizeof(one));
+}
+
+static void write_at(uint8_t ctl, uint64_t fh, uint64_t off, const char *s)
+{
+	struct fuse_write_in in = {.fh = fh, .offset = off,
+				   .size = (uint32_t)strlen(s)};
+	fuse(ctl, FUSE_WRITE, 2, &in, sizeof(in), s, strlen(s));
+}
+
+static void truncate_f(uint8_t ctl, uint64_t size)
+{
+	struct fuse_setattr_in in = {.valid = FATTR_SIZE, .size = size};
+	fuse(ctl, FUSE_SETATTR, 2, &in, sizeof(in), NULL, 0);
+}
+
+static void fuse_seeds(void)
+{
+	const char *t = "fuzz_fuse_server";
+	/* c[0]: 1 iovec, cache none, DAX; c[3] bit 0: end with DESTROY. */
+	const uint8_t plain[4] = {0x00, 0x40, 0x80, 0x01};
+	const uint8_t locked[4] = {0x40, 0x40, 0x80, 0x01};
+	const uint8_t locked_reset[4] = {0x41, 0x30, 0x90, 0x00};
+
+	begin(plain, sizeof(plain));
+	struct fuse_getattr_in ga = {0};
+	struct fuse_read_in rd = {.fh = 1, .size = 4096};
+	struct fuse_read_in rdd = {.fh = 2, .size = 4096};
+	struct fuse_forget_in fg = {.nlookup = 1};
+	fuse(0, FUSE_GETATTR, 2, &ga, sizeof(ga), NULL, 0);
+	fuse(Q1, FUSE_READ, 2, &rd, sizeof(rd), NULL, 0);
+	write_at(0, 1, 13, ", again");
+	fuse(Q1 | AT_ONCE, FUSE_READDIRPLUS, 3, &rdd, sizeof(rdd), NULL, 0);
+	fuse(0, FUSE_LOOKUP, 3, NULL, 0, "child", 6);
+	fuse(AT_ONCE, FUSE_FORGET, 4, &fg, sizeof(fg), NULL, 0);
+	save(t, "io-two-queues");
+
+	/* A wait on queue 1 ended by an unlock on queue 0. */
+	begin(locked, sizeof(locked));
+	lock(Q1, FUSE_SETLKW, 3, F_WRLCK, 0);
+	lock(0, FUSE_SETLK, 1, F_UNLCK, 0);
+	lock(0, FUSE_GETLK, 3, F_WRLCK, 0);
+	save(t, "setlkw-unlocked");
+
+	/* A wait ended by INTERRUPT naming it (argument 0: request 0). */
+	begin(locked_reset, sizeof(locked_reset));
+	lock(Q1, FUSE_SETLKW, 3, F_RDLCK, 0);
+	struct fuse_interrupt_in intr = {0};
+	fuse(AIM_INTERRUPT, FUSE_INTERRUPT, 0, &intr, sizeof(intr), NULL, 0);
+	lock(Q1, FUSE_SETLKW, 3, F_WRLCK, FUSE_LK_FLOCK);
+	save(t, "setlkw-interrupted");
+
+	/* A flock wait ended by the holder's RELEASE, and one left waiting
+	 * for DESTROY. */
+	begin(locked, sizeof(locked));
+	lock(Q1, FUSE_SETLKW, 3, F_WRLCK, FUSE_LK_FLOCK);
+	struct fuse_release_in rel = {.fh = 1,
+				      .release_flags = FUSE_RELEASE_FLOCK_UNLOCK};
+	fuse(0, FUSE_RELEASE, 2, &rel, sizeof(rel), NULL, 0);
+	lock(Q1, FUSE_SETLKW, 1, F_WRLCK, 0);
+	lock(0, FUSE_SETLKW, 3, F_WRLCK, 0);
+	save(t, "flock-released");
+
+	/* A write mapping whose file shrinks under it and grows back. */
+	begin(plain, sizeof(plain));
+	map(0, 1, 0, 8192, 0, FUSE_SETUPMAPPING_FLAG_WRITE | FUSE_SETUPMAPPING_FLAG_READ);
+	truncate_f(WATCH_EVENTS, 0);
+	write_at(REPAIR, 1, 4096, "regrown");
+	map(Q1, UINT64_MAX, 0, 4096, 0x10000, FUSE_SETUPMAPPING_FLAG_READ);
+	unmap(0, 0, 8192);
+	save(t, "dax-shrink-grow");
+
+	/* Mappings from both queues up to the window's cap, one split. */
+	begin(plain, sizeof(plain));
+	for (unsigned int i = 0; i < 8; i++)
+		map((i & 1) | AT_ONCE, 1, 0, 0x4000, i * 0x100000,
+		    FUSE_SETUPMAPPING_FLAG_READ);
+	unmap(0, 0x1000, 0x1000);
+	unmap(Q1, 0, 0x1000000);
+	save(t, "dax-cap");
+
+	/* A session ended on one queue while the other works. */
+	begin(plain, sizeof(plain));
+	fuse(0, FUSE_LOOKUP, 1, NULL, 0, "f", 2);
+	fuse(Q1 | AT_ONCE, FUSE_DESTROY, 0, NULL, 0, NULL, 0);
+	fuse(AT_ONCE, FUSE_GETATTR, 2, &ga, sizeof(ga), NULL, 0);
+	struct fuse_init_in init = {.major = FUSE_KERNEL_VERSION,
+				    .minor = FUSE_KERNEL_MINOR_VERSION};
+	fuse(Q1, FUSE_INIT, 0, &init, sizeof(init), NULL, 0);
+	save(t, "destroy-while-busy");
+}
+
+/* --- fuzz_virtio_mmio: operations on five devices' register pages (the
+ * last virtio-fs). */
+
+#define MMIO_FS 4
+
+static void mmio_reg(unsigned int dev, uint32_t reg, uint32_t value)
+{
+	put8((uint8_t)(2 | dev << 3));
+	put8((uint8_t)(reg / 4));
+	put(&value, 4);
+}
+
+static void mmio_read(unsigned int dev, uint16_t off, unsigned int width)
+{
+	put8((uint8_t)(0 | dev << 3 | width_code(width) << 6));
+	put(&off, 2);
+}
+
+static void mmio_write(unsigned int dev, uint16_t off, unsigned int width,
+		       uint64_t value)
+{
+	put8((uint8_t)(1 | dev << 3 | width_code(width) << 6));
+	put(&off, 2);
+	put(&value, 8);
+}
+
+static void mmio_ram(unsigned int high, uint16_t off, const void *p,
+		     uint8_t len)
+{
+	put8((uint8_t)(3 | high << 3));
+	put(&off, 2);
+	put8(len);
+	put(p, len);
+}
+
+static void mmio_serve(unsigned int dev)
+{
+	put8((uint8_t)(4 | dev << 3));
+}
+
+static void mmio_refuse_start(unsigned int dev)
+{
+	put8((uint8_t)(4 | dev << 3 | 0x40));
+}
+
+static void mmio_reg64(unsigned int dev, uint32_t reg, uint64_t value)
+{
+	mmio_reg(dev, reg, (uint32_t)value);
+	mmio_reg(dev, reg + 4, (uint32_t)(value >> 32));
+}
+
+#define S_OK (VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER | \
+	      VIRTIO_CONFIG_S_FEATURES_OK)
+
+/* Features as the Linux driver would take them, then FEATURES_OK. */
+static void mmio_negotiate(unsigned int dev, uint64_t features)
+{
+	mmio_reg(dev, VIRTIO_MMIO_STATUS, VIRTIO_CONFIG_S_ACKNOWLEDGE);
+	mmio_reg(dev, VIRTIO_MMIO_STATUS,
+		 VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER);
+	for (uint32_t sel = 0; sel < 2; sel++) {
+		mmio_reg(dev, VIRTIO_MMIO_DEVICE_FEATURES_SEL, sel);
+		mmio_read(dev, VIRTIO_MMIO_DEVICE_FEATURES, 4);
+		mmio_reg(dev, VIRTIO_MMIO_DRIVER_FEATURES_SEL, sel);
+		mmio_reg(dev, VIRTIO_MMIO_DRIVER_FEATURES,
+			 (uint32_t)(features >> (32 * sel)));
+	}
+	mmio_reg(dev, VIRTIO_MMIO_STATUS, S_OK);
+}
+
+static void mmio_queue(unsigned int dev, uint32_t q, uint32_t size,
+		       uint64_t desc, uint64_t avail, uint64_t used)
+{
+	mmio_reg(dev, VIRTIO_MMIO_QUEUE_SEL, q);
+	mmio_read(dev, VIRTIO_MMIO_QUEUE_NUM_MAX, 4);
+	mmio_reg(dev, VIRTIO_MMIO_QUEUE_NUM, size);
+	mmio_reg64(dev, VIRTIO_MMIO_QUEUE_DESC_LOW, desc);
+	mmio_reg64(dev, VIRTIO_MMIO_QUEUE_AVAIL_LOW, avail);
+	mmio_reg64(dev, VIRTIO_MMIO_QUEUE_USED_LOW, used);
+	mmio_reg(dev, VIRTIO_MMIO_QUEUE_READY, 1);
+}
+
+/* A two-descriptor chain (driver's buffer, then device's) as entry idx - 1
+ * of the available ring, both at gpa base in region high. */
+static void mmio_chain(unsigned int high, uint16_t desc, uint16_t avail,
+		       uint64_t gpa_base, uint16_t head, uint16_t idx,
+		       uint16_t flags)
+{
+	struct vring_desc d[2] = {
+		{.addr = gpa_base + 0x8000, .len = 64, .flags = VRING_DESC_F_NEXT,
+		 .next = (uint16_t)(head + 1)},
+		{.addr = gpa_base + 0x9000, .len = 128, .flags = VRING_DESC_F_WRITE},
+	};
+	mmio_ram(high, (uint16_t)(desc + head * sizeof(d[0])), d, sizeof(d));
+	uint16_t ring[2] = {flags, idx};
+	mmio_ram(high, avail, ring, sizeof(ring));
+	mmio_ram(high, (uint16_t)(avail + 4 + 2 * ((idx - 1) % 8)), &head, 2);
+}
+
+#define FS_QUEUE_SIZE 16
+
+static uint16_t fs_requests; /* sent since virtio-fs started */
+
+/* virtio-fs up: its hiprio queue and one request queue, rings in the
+ * high region (requests use the low one). */
+static void mmio_fs_start(uint64_t features)
+{
+	fs_requests = 0;
+	mmio_negotiate(MMIO_FS, features);
+	mmio_queue(MMIO_FS, 0, 8, 0x100001000ULL, 0x100002000ULL, 0x100003000ULL);
+	mmio_queue(MMIO_FS, 1, FS_QUEUE_SIZE, 0x100004000ULL, 0x100005000ULL,
+		   0x100006000ULL);
+	mmio_reg(MMIO_FS, VIRTIO_MMIO_STATUS, S_OK | VIRTIO_CONFIG_S_DRIVER_OK);
+}
+
+/* The next FUSE request on virtio-fs's request queue, kicked: its header
+ * and arguments in a buffer of their own, a 1 KiB reply buffer after it.
+ * The n-th request takes descriptors 2n and 2n + 1 and 2 KiB of RAM. */
+static void mmio_fs_request(uint32_t opcode, uint64_t nodeid, const void *args,
+			    uint32_t args_len, const void *tail,
+			    uint32_t tail_len)
+{
+	uint16_t n = fs_requests++;
+	uint8_t req[256];
+	struct fuse_in_header h = {.len = (uint32_t)sizeof(h) + args_len + tail_len,
+				   .opcode = opcode, .unique = 1000u + n,
+				   .nodeid = nodeid};
+	if (h.len > sizeof(req) || n >= FS_QUEUE_SIZE / 2)
+		abort();
+	memcpy(req, &h, sizeof(h));
+	memcpy(req + sizeof(h), args, args_len);
+	memcpy(req + sizeof(h) + args_len, tail, tail_len);
+	uint16_t at = (uint16_t)(0x2000 + n * 0x800);
+	mmio_ram(0, at, req, (uint8_t)h.len);
+	struct vring_desc d[2] = {
+		{.addr = at, .len = h.len, .flags = VRING_DESC_F_NEXT,
+		 .next = (uint16_t)(2 * n + 1)},
+		{.addr = at + 0x400u, .len = 0x400, .flags = VRING_DESC_F_WRITE},
+	};
+	mmio_ram(1, (uint16_t)(0x4000 + 2 * n * sizeof(d[0])), d, sizeof(d));
+	uint16_t head = (uint16_t)(2 * n), idx = (uint16_t)(n + 1);
+	mmio_ram(1, (uint16_t)(0x5004 + 2 * n), &head, 2);
+	mmio_ram(1, 0x5002, &idx, 2);
+	mmio_reg(MMIO_FS, VIRTIO_MMIO_QUEUE_NOTIFY, 1);
+}
+
+static void mmio_seeds(void)
+{
+	const char *t = "fuzz_virtio_mmio";
+	const uint64_t all = (1ULL << VIRTIO_F_VERSION_1) |
+			     (1ULL << VIRTIO_RING_F_EVENT_IDX) |
+			     (1ULL << VIRTIO_RING_F_INDIRECT_DESC);
+
+	/* Device 0 (as virtio-fs) up, a request on queue 1, kicked, served. */
+	begin(NULL, 0);
+	mmio_read(0, VIRTIO_MMIO_MAGIC_VALUE, 4);
+	mmio_negotiate(0, all);
+	mmio_queue(0, 0, 8, 0x1000, 0x2000, 0x3000);
+	mmio_queue(0, 1, 8, 0x4000, 0x5000, 0x6000);
+	mmio_reg(0, VIRTIO_MMIO_STATUS, S_OK | VIRTIO_CONFIG_S_DRIVER_OK);
+	mmio_chain(0, 0x4000, 0x5000, 0, 0, 1, 0);
+	mmio_reg(0, VIRTIO_MMIO_QUEUE_NOTIFY, 1);
+	mmio_serve(0);
+	mmio_read(0, VIRTIO_MMIO_INTERRUPT_STATUS, 4);
+	mmio_reg(0, VIRTIO_MMIO_INTERRUPT_ACK, VIRTIO_MMIO_INT_VRING);
+	mmio_chain(0, 0x4000, 0x5000, 0, 2, 2, 0);
+	mmio_reg(0, VIRTIO_MMIO_QUEUE_NOTIFY, 1);
+	mmio_serve(0);
+	save(t, "start-kick-serve");
+
+	/* Rings in the high region, an indirect table, then a reset while
+	 * live and a second start. */
+	begin(NULL, 0);
+	mmio_negotiate(0, all);
+	mmio_queue(0, 0, 4, 0x100001000ULL, 0x100002000ULL, 0x100003000ULL);
+	mmio_reg(0, VIRTIO_MMIO_STATUS, S_OK | VIRTIO_CONFIG_S_DRIVER_OK);
+	struct vring_desc ind = {.addr = 0x100007000ULL, .len = 32,
+				 .flags = VRING_DESC_F_INDIRECT};
+	mmio_ram(1, 0x1000, &ind, sizeof(ind));
+	struct vring_desc table[2] = {
+		{.addr = 0x100008000ULL, .len = 16, .flags = VRING_DESC_F_NEXT, .next = 1},
+		{.addr = 0x100009000ULL, .len = 16, .flags = VRING_DESC_F_WRITE}};
+	mmio_ram(1, 0x7000, table, sizeof(table));
+	uint16_t avail[3] = {0, 1, 0};
+	mmio_ram(1, 0x2000, avail, sizeof(avail));
+	mmio_reg(0, VIRTIO_MMIO_QUEUE_NOTIFY, 0);
+	mmio_serve(0);
+	mmio_reg(0, VIRTIO_MMIO_STATUS, 0);
+	mmio_negotiate(0, all);
+	mmio_queue(0, 0, 4, 0x100001000ULL, 0x100002000ULL, 0x100003000ULL);
+	mmio_reg(0, VIRTIO_MMIO_STATUS, S_OK | VIRTIO_CONFIG_S_DRIVER_OK);
+	mmio_reg(0, VIRTIO_MMIO_QUEUE_NOTIFY, 0);
+	mmio_serve(0);
+	save(t, "high-ram-indirect-restart");
+
+	/* Rings outside RAM: DRIVER_OK fails into NEEDS_RESET; a legacy
+	 * driver's FEATURES_OK is refused. */
+	begin(NULL, 0);
+	mmio_negotiate(3, (1ULL << VIRTIO_F_VERSION_1));
+	mmio_queue(3, 2, 8, 0x20000, 0x2000, 0x3000);
+	mmio_reg(3, VIRTIO_MMIO_STATUS, S_OK | VIRTIO_CONFIG_S_DRIVER_OK);
+	mmio_read(3, VIRTIO_MMIO_STATUS, 4);
+	mmio_reg(3, VIRTIO_MMIO_STATUS, 0);
+	mmio_negotiate(1, 1ULL << VIRTIO_RING_F_EVENT_IDX);
+	mmio_queue(1, 0, 1, 0x1000, 0x2000, 0x3000);
+	mmio_reg(1, VIRTIO_MMIO_STATUS, S_OK | VIRTIO_CONFIG_S_DRIVER_OK);
+	save(t, "needs-reset-and-legacy");
+
+	/* Odd widths and offsets, config space, shared memory registers,
+	 * the 64-queue device's last queue and past it. */
+	begin(NULL, 0);
+	for (unsigned int w = 1; w <= 8; w *= 2) {
+		mmio_read(2, VIRTIO_MMIO_CONFIG + 3, w);
+		mmio_read(2, VIRTIO_MMIO_STATUS + 1, w);
+		mmio_write(2, VIRTIO_MMIO_QUEUE_SEL, w, 63);
+	}
+	mmio_read(2, 0xffe, 4);
+	mmio_write(2, 0x1070, 4, 1);
+	mmio_reg(2, VIRTIO_MMIO_SHM_SEL, 0);
+	mmio_read(2, VIRTIO_MMIO_SHM_LEN_LOW, 4);
+	mmio_read(2, VIRTIO_MMIO_SHM_BASE_HIGH, 4);
+	mmio_reg(2, VIRTIO_MMIO_SHM_SEL, 1);
+	mmio_read(2, VIRTIO_MMIO_SHM_LEN_HIGH, 4);
+	mmio_reg(2, VIRTIO_MMIO_QUEUE_SEL, 63);
+	mmio_reg(2, VIRTIO_MMIO_QUEUE_NUM, 1024);
+	mmio_reg(2, VIRTIO_MMIO_QUEUE_SEL, 64);
+	mmio_reg(2, VIRTIO_MMIO_QUEUE_READY, 1);
+	mmio_reg(2, VIRTIO_MMIO_QUEUE_NOTIFY, 64);
+	save(t, "odd-accesses");
+
+	/* A device that fails to start needs a reset, then starts. */
+	begin(NULL, 0);
+	mmio_refuse_start(0);
+	mmio_negotiate(0, all);
+	mmio_queue(0, 0, 8, 0x1000, 0x2000, 0x3000);
+	mmio_reg(0, VIRTIO_MMIO_STATUS, S_OK | VIRTIO_CONFIG_S_DRIVER_OK);
+	mmio_reg(0, VIRTIO_MMIO_STATUS, 0);
+	mmio_negotiate(0, all);
+	mmio_queue(0, 0, 8, 0x1000, 0x2000, 0x3000);
+	mmio_reg(0, VIRTIO_MMIO_STATUS, S_OK | VIRTIO_CONFIG_S_DRIVER_OK);
+	save(t, "start-refused");
+
+	/* virtio-fs: a session, a lookup, an open and a mapping. */
+	begin(NULL, 0);
+	mmio_fs_start(all);
+	struct fuse_init_in init = {.major = FUSE_KERNEL_VERSION,
+				    .minor = FUSE_KERNEL_MINOR_VERSION,
+				    .flags = FUSE_INIT_EXT,
+				    .flags2 = (uint32_t)(FUSE_HAS_INODE_DAX >> 32)};
+	mmio_fs_request(FUSE_INIT, 0, &init, sizeof(init), NULL, 0);
+	mmio_fs_request(FUSE_LOOKUP, 1, "f", 2, NULL, 0);
+	struct fuse_open_in rdwr = {.flags = O_RDWR};
+	mmio_fs_request(FUSE_OPEN, 2, &rdwr, sizeof(rdwr), NULL, 0);
+	struct fuse_setupmapping_in map = {.fh = 1, .len = 4096,
+					   .flags = FUSE_SETUPMAPPING_FLAG_READ};
+	mmio_fs_request(FUSE_SETUPMAPPING, 2, &map, sizeof(map), NULL, 0);
+	struct fuse_read_in rd = {.fh = 1, .size = 64};
+	mmio_fs_request(FUSE_READ, 2, &rd, sizeof(rd), NULL, 0);
+	mmio_serve(MMIO_FS);
+	save(t, "virtio-fs-session");
+
+	/* virtio-fs: a SETLKW that waits, and the reset that abandons it. */
+	begin(NULL, 0);
+	mmio_fs_start(all);
+	mmio_fs_request(FUSE_INIT, 0, &init, sizeof(init), NULL, 0);
+	mmio_fs_request(FUSE_LOOKUP, 1, "f", 2, NULL, 0);
+	mmio_fs_request(FUSE_OPEN, 2, &rdwr, sizeof(rdwr), NULL, 0);
+	mmio_fs_request(FUSE_OPEN, 2, &rdwr, sizeof(rdwr), NULL, 0);
+	struct fuse_lk_in lk = {.fh = 1, .lk = {.end = 99, .type = F_WRLCK}};
+	mmio_fs_request(FUSE_SETLK, 2, &lk, sizeof(lk), NULL, 0);
+	lk.fh = 2;
+	mmio_fs_request(FUSE_SETLKW, 2, &lk, sizeof(lk), NULL, 0);
+	mmio_serve(MMIO_FS);
+	mmio_reg(MMIO_FS, VIRTIO_MMIO_STATUS, 0);
+	save(t, "virtio-fs-wait-reset");
+}
+
+/* --- fuzz_virtio_pci: config space and BAR 0 of two devices. */
+
+/* BAR 0 as virtio/virtio_pci.c lays it out (a driver reads it from the
+ * capabilities). */
+#define PCI_NOTIFY 0x3000
+#define PCI_MSIX 0x4000
+#define PCI_ISR 0x1000
+#define COMMON(field) offsetof(struct virtio_pci_common_cfg, field)
+
+static void pci_cfg_w(unsigned int dev, uint8_t reg, uint32_t v,
+		      unsigned int width)
+{
+	put8((uint8_t)(1 | dev << 3 | width_code(width) << 4));
+	put8(reg);
+	put(&v, 4);
+}
+
+static void pci_cfg_r(unsigned int dev, uint8_t reg, unsigned int width)
+{
+	put8((uint8_t)(2 | dev << 3 | width_code(width) << 4));
+	put8(reg);
+}
+
+static void pci_bar_w(unsigned int dev, uint16_t off, uint64_t v,
+		      unsigned int width)
+{
+	put8((uint8_t)(3 | dev << 3 | width_code(width) << 4));
+	put(&off, 2);
+	put(&v, 8);
+}
+
+static void pci_bar_r(unsigned int dev, uint16_t off, unsigned int width)
+{
+	put8((uint8_t)(4 | dev << 3 | width_code(width) << 4));
+	put(&off, 2);
+}
+
+static void pci_ram(uint16_t off, const void *p, uint8_t len)
+{
+	put8(5);
+	put(&off, 2);
+	put8(len);
+	put(p, len);
+}
+
+static void pci_pio(uint8_t port_from_cf4, bool is_write, uint32_t v,
+		    unsigned int width)
+{
+	put8((uint8_t)(0 | width_code(width) << 4 | (is_write ? 0x40 : 0)));
+	put8(port_from_cf4);
+	if (is_write)
+		put(&v, 4);
+}
+
+static void pci_mmio(uint32_t off, bool is_write, uint64_t v,
+		     unsigned int width)
+{
+	put8((uint8_t)(6 | width_code(width) << 4 | (is_write ? 0x40 : 0)));
+	put(&off, 4);
+	if (is_write)
+		put(&v, 8);
+}
+
+static void pci_serve(unsigned int dev)
+{
+	put8((uint8_t)(7 | dev << 3));
+}
+
+/* The MSI-X capability comes last: after the shared memory one on
+ * device 0, at 0x9c; at 0x84 on device 1, which has none. */
+static void pci_msix_flags(unsigned int dev, uint16_t flags)
+{
+	pci_cfg_w(dev, (uint8_t)((dev ? 0x84 : 0x9c) + PCI_MSIX_FLAGS), flags, 2);
+}
+
+/* What the Linux driver does up to DRIVER_OK, with MSI-X on and one
+ * vector per queue, rings at 0x1000 * (1 + 3q). */
+static void pci_start(unsigned int dev, unsigned int queues,
+		      uint64_t features)
+{
+	pci_cfg_r(dev, PCI_VENDOR_ID, 4);
+	pci_cfg_w(dev, PCI_COMMAND, PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER, 2);
+	pci_cfg_w(dev, 0x40, 0, 4); /* past the header: ignored */
+	for (unsigned int v = 0; v <= queues; v++) {
+		uint16_t e = (uint16_t)(PCI_MSIX + 16 * v);
+		pci_bar_w(dev, e + PCI_MSIX_ENTRY_LOWER_ADDR, 0xfee00000, 4);
+		pci_bar_w(dev, e + PCI_MSIX_ENTRY_UPPER_ADDR, 0, 4);
+		pci_bar_w(dev, e + PCI_MSIX_ENTRY_DATA, 0x4041 + v, 4);
+		pci_bar_w(dev, e + PCI_MSIX_ENTRY_VECTOR_CTRL, 0, 4);
+	}
+	pci_bar_w(dev, COMMON(device_status), VIRTIO_CONFIG_S_ACKNOWLEDGE, 1);
+	pci_bar_w(dev, COMMON(device_status),
+		  VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER, 1);
+	for (uint32_t sel = 0; sel < 2; sel++) {
+		pci_bar_w(dev, COMMON(device_feature_select), sel, 4);
+		pci_bar_r(dev, COMMON(device_feature), 4);
+		pci_bar_w(dev, COMMON(guest_feature_select), sel, 4);
+		pci_bar_w(dev, COMMON(guest_feature),
+			  (uint32_t)(features >> (32 * sel)), 4);
+	}
+	pci_bar_w(dev, COMMON(device_status), S_OK, 1);
+	pci_bar_w(dev, COMMON(msix_config), 0, 2);
+	for (unsigned int q = 0; q < queues; q++) {
+		uint64_t at = 0x1000 * (1 + 3 * q);
+		pci_bar_w(dev, COMMON(queue_select), q, 2);
+		pci_bar_w(dev, COMMON(queue_size), 8, 2);
+		pci_bar_w(dev, COMMON(queue_msix_vector), q + 1, 2);
+		pci_bar_w(dev, COMMON(queue_desc_lo), at, 4);
+		pci_bar_w(dev, COMMON(queue_desc_hi), 0, 4);
+		pci_bar_w(dev, COMMON(queue_avail_lo), at + 0x1000, 4);
+		pci_bar_w(dev, COMMON(queue_used_lo), at + 0x2000, 4);
+		pci_bar_w(dev, COMMON(queue_enable), 1, 2);
+	}
+	pci_msix_flags(dev, PCI_MSIX_FLAGS_ENABLE);
+	pci_bar_w(dev, COMMON(device_status), S_OK | VIRTIO_CONFIG_S_DRIVER_OK, 1);
+}
+
+/* A two-descriptor chain at entry 0 of queue q's rings (as pci_start). */
+static void pci_chain(unsigned int q, uint16_t idx)
+{
+	uint16_t at = (uint16_t)(0x1000 * (1 + 3 * q));
+	struct vring_desc d[2] = {
+		{.addr = 0xa000, .len = 64, .flags = VRING_DESC_F_NEXT, .next = 1},
+		{.addr = 0xb000, .len = 128, .flags = VRING_DESC_F_WRITE},
+	};
+	pci_ram(at, d, sizeof(d));
+	uint16_t avail[3] = {0, idx, 0};
+	pci_ram((uint16_t)(at + 0x1000), avail, sizeof(avail));
+}
+
+static void pci_seeds(void)
+{
+	const char *t = "fuzz_virtio_pci";
+	const uint64_t all = (1ULL << VIRTIO_F_VERSION_1) |
+			     (1ULL << VIRTIO_RING_F_EVENT_IDX) |
+			     (1ULL << VIRTIO_RING_F_INDIRECT_DESC);
+
+	/* Device 0 (as virtio-fs) up, a request on queue 1, served. */
+	begin(NULL, 0);
+	pci_start(0, 3, all);
+	pci_chain(1, 1);
+	pci_bar_w(0, PCI_NOTIFY + 4, 1, 2);
+	pci_serve(0);
+	pci_bar_r(0, PCI_ISR, 1);
+	save(t, "start-kick-serve");
+
+	/* BARs moved while live: BAR 0 (doorbells follow) and the shared
+	 * memory BAR with decoding on and off; vectors masked and not. */
+	begin(NULL, 0);
+	pci_start(0, 3, all);
+	pci_cfg_w(0, PCI_BASE_ADDRESS_0, 0xd0000000, 4);
+	pci_chain(0, 1);
+	pci_bar_w(0, PCI_NOTIFY, 0, 2);
+	pci_serve(0);
+	pci_cfg_w(0, PCI_BASE_ADDRESS_2, 0x00400000, 4);
+	pci_cfg_w(0, PCI_BASE_ADDRESS_3, 2, 4);
+	pci_cfg_w(0, PCI_COMMAND, 0, 2);
+	pci_cfg_w(0, PCI_BASE_ADDRESS_2, 0xffffffff, 4);
+	pci_cfg_r(0, PCI_BASE_ADDRESS_2, 4);
+	pci_cfg_w(0, PCI_COMMAND, PCI_COMMAND_MEMORY, 2);
+	pci_msix_flags(0, PCI_MSIX_FLAGS_ENABLE | PCI_MSIX_FLAGS_MASKALL);
+	pci_bar_w(0, PCI_MSIX + 16 + PCI_MSIX_ENTRY_VECTOR_CTRL, 1, 4);
+	pci_msix_flags(0, PCI_MSIX_FLAGS_ENABLE);
+	pci_bar_w(0, COMMON(device_status), 0, 1);
+	save(t, "bars-move-while-live");
+
+	/* The other device, and every width at odd places: the config
+	 * ports byte-wise, 8-byte common config, past BAR 0, past the
+	 * window's start. */
+	begin(NULL, 0);
+	pci_start(1, 1, 1ULL << VIRTIO_F_VERSION_1);
+	for (unsigned int w = 1; w <= 8; w *= 2) {
+		pci_pio(4, true, 0x80001000, w);
+		pci_pio(9, false, 0, w);
+		pci_bar_r(1, COMMON(queue_desc_lo) + 1, w);
+		pci_bar_w(1, COMMON(queue_select) - 1, ~0ULL, w);
+		pci_bar_r(1, 0x7ffe, w);
+		pci_bar_w(1, PCI_MSIX + 0x1c, ~0ULL, w);
+		pci_mmio(0x7fff, false, 0, w);
+	}
+	pci_cfg_w(1, 0xfe, 0xffffffff, 4);
+	pci_bar_w(1, COMMON(device_status), 0xff, 1);
+	save(t, "odd-widths");
+}
+
+int main(void)
+{
+	virtq_seeds();
+	fuse_seeds();
+	mmio_seeds();
+	pci_seeds();
+	return 0;
+}
