@@ -6,10 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define EXIT_DEV_PORT 0xf4
-#define EXIT_DEV_LEN 2
-#define EXIT_DEV_REG_STATUS 0 /* byte write: exit status, ends the VM */
-#define EXIT_DEV_REG_MARK 1   /* byte write: init reached user space */
+#include "guest/protocol.h"
 
 struct exit_dev {
 	void (*on_exit)(void *opaque, uint8_t status);

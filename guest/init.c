@@ -16,7 +16,6 @@
 #include <termios.h>
 #include <unistd.h>
 
-#include "devices/exit_dev.h"
 #include "guest/mounts.h"
 #include "guest/protocol.h"
 

@@ -1,5 +1,6 @@
-/* What fsvm hands the guest init: files in a cpio archive appended to the
- * initrd, unpacked by the kernel into the initramfs before init starts. */
+/* What fsvm and the guest init agree on: files in a cpio archive appended
+ * to the initrd, unpacked by the kernel into the initramfs before init
+ * starts, and the ports the init reports through. */
 #ifndef FSVM_GUEST_PROTOCOL_H
 #define FSVM_GUEST_PROTOCOL_H
 
@@ -22,6 +23,13 @@
 #define GUEST_SPEC_DAX GUEST_SPEC_DIR "/dax"
 /* The caller's working directory: the command starts there if it exists. */
 #define GUEST_SPEC_CWD GUEST_SPEC_DIR "/cwd"
+
+/* The exit device: I/O ports through which the guest init hands back its
+ * command's exit status, and marks the moment user space started. */
+#define EXIT_DEV_PORT 0xf4
+#define EXIT_DEV_LEN 2
+#define EXIT_DEV_REG_STATUS 0 /* byte write: exit status, ends the VM */
+#define EXIT_DEV_REG_MARK 1   /* byte write: init reached user space */
 
 /* Console devices: the command's stdin/stdout, and its stderr (which also
  * carries kernel messages). */

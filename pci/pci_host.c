@@ -60,7 +60,7 @@ static void pci_host_mmio(void *opaque, uint64_t offset, bool is_write,
 			  uint8_t *data, unsigned int size)
 {
 	struct pci_host *host = opaque;
-	uint64_t addr = PCI_MMIO32_START + offset;
+	uint64_t addr = host->mmio32_start + offset;
 
 	for (int slot = 0; slot < PCI_HOST_SLOTS; slot++) {
 		struct pci_dev *dev = host->slots[slot];
@@ -72,10 +72,13 @@ static void pci_host_mmio(void *opaque, uint64_t offset, bool is_write,
 }
 
 int pci_host_init(struct pci_host *host, struct io_bus *pio,
-		  struct io_bus *mmio, uint64_t mmio64_start)
+		  struct io_bus *mmio, uint64_t mmio32_start,
+		  uint64_t mmio32_end, uint64_t mmio64_start)
 {
 	memset(host, 0, sizeof(*host));
-	host->next_mmio32 = PCI_MMIO32_START;
+	host->mmio32_start = mmio32_start;
+	host->mmio32_end = mmio32_end;
+	host->next_mmio32 = mmio32_start;
 	host->next_mmio64 = mmio64_start;
 	pci_dev_init(&host->bridge, BRIDGE_VENDOR, BRIDGE_DEVICE, BRIDGE_CLASS,
 		     0, 0);
@@ -86,8 +89,8 @@ int pci_host_init(struct pci_host *host, struct io_bus *pio,
 		err = io_bus_register(pio, PCI_CONFIG_DATA_PORT, 4,
 				      pci_host_config_data_io, host);
 	if (!err)
-		err = io_bus_register(mmio, PCI_MMIO32_START,
-				      PCI_MMIO32_END - PCI_MMIO32_START,
+		err = io_bus_register(mmio, mmio32_start,
+				      mmio32_end - mmio32_start,
 				      pci_host_mmio, host);
 	return err;
 }
@@ -106,7 +109,7 @@ int pci_host_add(struct pci_host *host, struct pci_dev *dev)
 uint64_t pci_host_alloc_mmio32(struct pci_host *host, uint64_t size)
 {
 	uint64_t addr = (host->next_mmio32 + size - 1) & ~(size - 1);
-	if (addr + size > PCI_MMIO32_END)
+	if (addr + size > host->mmio32_end)
 		return 0;
 	host->next_mmio32 = addr + size;
 	return addr;

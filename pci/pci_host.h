@@ -11,9 +11,6 @@
 #define PCI_HOST_SLOTS 32
 #define PCI_CONFIG_ADDR_PORT 0xcf8
 #define PCI_CONFIG_DATA_PORT 0xcfc
-/* 32-bit BARs live in the hole below 4 GiB, under the I/O APIC. */
-#define PCI_MMIO32_START 0xc0000000ULL
-#define PCI_MMIO32_END 0xfec00000ULL
 
 /* The bridge takes no lock: each device's own lock is held for every
  * access routed to it, config_addr is one atomic word, and the slots are
@@ -22,14 +19,17 @@ struct pci_host {
 	atomic_uint config_addr; /* what the guest last wrote to 0xcf8 */
 	struct pci_dev bridge;
 	struct pci_dev *slots[PCI_HOST_SLOTS];
+	uint64_t mmio32_start, mmio32_end; /* the board's window for BARs */
 	uint64_t next_mmio32;
 	uint64_t next_mmio64;
 };
 
-/* Registers the config ports and the MMIO window on the buses; 64-bit
- * BARs go from mmio64_start (above RAM) up. */
+/* Registers the config ports and the MMIO window [mmio32_start,
+ * mmio32_end) for 32-bit BARs on the buses; 64-bit BARs go from
+ * mmio64_start (above RAM) up. */
 int pci_host_init(struct pci_host *host, struct io_bus *pio,
-		  struct io_bus *mmio, uint64_t mmio64_start);
+		  struct io_bus *mmio, uint64_t mmio32_start,
+		  uint64_t mmio32_end, uint64_t mmio64_start);
 /* Plugs dev into the next free slot; returns the slot or -ENOSPC. */
 int pci_host_add(struct pci_host *host, struct pci_dev *dev);
 /* Hands out naturally aligned space for a 32-bit BAR. */

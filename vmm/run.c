@@ -33,6 +33,7 @@
 #include "vmm/core/event_loop.h"
 #include "vmm/identity.h"
 #include "vmm/core/irq.h"
+#include "vmm/core/arch.h"
 #include "vmm/core/kvm.h"
 #include "vmm/core/log.h"
 #include "vmm/x86/mptable.h"
@@ -43,11 +44,6 @@
 #define BASE_CMDLINE                                                           \
 	"console=ttyS1 8250.nr_uarts=2 reboot=k panic=-1 pci=noearly "                     \
 	"i8042.noaux i8042.nomux i8042.nopnp i8042.dumbkbd"
-
-/* virtio-mmio register pages, one per share, between the I/O APIC
- * (0xfec00000) and the local APIC (0xfee00000), clear of RAM and of the PCI
- * window below the I/O APIC; nothing else lives there (no HPET). */
-#define VIRTIO_MMIO_BASE 0xfed00000ULL
 
 /* ISA IRQs no device uses (the UARTs have 3 and 4, the PIT 0, the i8042 1,
  * the RTC 8, the ACPI SCI 9), each on the I/O APIC pin of the same number.
@@ -265,9 +261,9 @@ static int setup_devices(struct run *r)
 	/* 64-bit BARs (DAX windows) start above RAM and the 4 GiB line. */
 	const struct guest_region *top = &vm->mem.regions[vm->mem.nr_regions - 1];
 	uint64_t ram_end = top->gpa + top->size;
-	int err = pci_host_init(&r->pci, &vm->pio, &vm->mmio,
-				ram_end > GUEST_MEM_HIGH_START ? ram_end
-							       : GUEST_MEM_HIGH_START);
+	int err = pci_host_init(&r->pci, &vm->pio, &vm->mmio, PCI_MMIO32_START,
+				PCI_MMIO32_END,
+				ram_end > RAM_HIGH_START ? ram_end : RAM_HIGH_START);
 	if (!err)
 		err = console_init(&r->con, vm);
 	if (!err)
@@ -493,9 +489,9 @@ static int setup_vm(struct run *r)
 	err = kvm_open(vm, &why);
 	if (err)
 		return setup_error("kvm", why, err);
-	if (!cfg->setup_only && !kvm_runs_stock_kernels(&why))
+	if (!cfg->setup_only && !arch_runs_stock_kernels(&why))
 		return setup_error("kvm", why, 0);
-	err = guest_mem_init(&vm->mem, cfg->mem);
+	err = guest_mem_init(&vm->mem, cfg->mem, RAM_LOW_LIMIT, RAM_HIGH_START);
 	if (err)
 		return setup_error("--mem", "cannot allocate guest RAM", err);
 	err = kvm_create_vm(vm, &why);
@@ -511,11 +507,13 @@ static int setup_vm(struct run *r)
 	if (setup_devices(r) || setup_shares(r) || setup_boot(r))
 		return -1;
 	for (unsigned int i = 0; i < cfg->cpus; i++) {
-		err = vcpu_create(vm, &vm->vcpus[i], i, &r->ki, &why);
+		err = vcpu_create(vm, &vm->vcpus[i], i, &why);
 		if (err)
 			return setup_error("vcpu", why, err);
 	}
-	return 0;
+	err = boot_enter_kernel(&vm->vcpus[0], &r->ki);
+	return err ? setup_error("vcpu", "cannot set the boot CPU's registers", err)
+		   : 0;
 }
 
 static void on_stop_event(void *opaque, uint32_t events)

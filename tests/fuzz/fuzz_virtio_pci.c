@@ -21,7 +21,9 @@
 #include "tests/fuzz/harness.h"
 #include "virtio/virtio_pci.h"
 #include "vmm/core/irq.h"
+#include "vmm/core/arch.h"
 #include "vmm/core/kvm.h"
+#include "vmm/x86/memory_map.h"
 
 /*
  * Input: operations back to back. An operation's first byte says what:
@@ -183,7 +185,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	if (!err)
 		err = irq_routing_init(&vm);
 	if (!err)
-		err = pci_host_init(&host, &vm.pio, &vm.mmio, MMIO64_START);
+		err = pci_host_init(&host, &vm.pio, &vm.mmio, PCI_MMIO32_START, PCI_MMIO32_END, MMIO64_START);
 	for (unsigned int d = 0; !err && d < DEVICES; d++) {
 		void *shm = shapes[d].shm_size ? guarded_alloc(shapes[d].shm_size)
 					       : NULL;

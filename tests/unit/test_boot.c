@@ -76,7 +76,7 @@ static struct image make_image(const struct setup_header *hdr,
 static struct guest_mem new_mem(uint64_t size)
 {
 	struct guest_mem mem;
-	assert_int_equal(guest_mem_init(&mem, size), 0);
+	assert_int_equal(guest_mem_init(&mem, size, RAM_LOW_LIMIT, RAM_HIGH_START), 0);
 	return mem;
 }
 
@@ -584,9 +584,9 @@ static void test_e820_4g(void **state)
 	assert_int_equal(zp.e820_entries, 4);
 	expect_e820(&zp, 0, 0, BOOT_EBDA_ADDR, E820_RAM);
 	expect_e820(&zp, 1, BOOT_EBDA_ADDR, EBDA_HOLE, E820_RESERVED);
-	expect_e820(&zp, 2, BOOT_HIGH_MEM, GUEST_MEM_LOW_LIMIT - BOOT_HIGH_MEM,
+	expect_e820(&zp, 2, BOOT_HIGH_MEM, RAM_LOW_LIMIT - BOOT_HIGH_MEM,
 		    E820_RAM);
-	expect_e820(&zp, 3, GUEST_MEM_HIGH_START, 4 * GIB - GUEST_MEM_LOW_LIMIT,
+	expect_e820(&zp, 3, RAM_HIGH_START, 4 * GIB - RAM_LOW_LIMIT,
 		    E820_RAM);
 	guest_mem_destroy(&mem);
 }
@@ -594,7 +594,7 @@ static void test_e820_4g(void **state)
 static void test_e820_total_ram(void **state)
 {
 	(void)state;
-	const uint64_t sizes[] = {64 * MIB, 512 * MIB, GUEST_MEM_LOW_LIMIT,
+	const uint64_t sizes[] = {64 * MIB, 512 * MIB, RAM_LOW_LIMIT,
 				  4 * GIB + 2 * MIB};
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		struct guest_mem mem = new_mem(sizes[i]);

@@ -13,6 +13,9 @@
 #define GIB (1ULL << 30)
 #define MIB (1ULL << 20)
 #define REGION_SIZE 0x10000ULL
+/* An x86-like hole for devices below 4 GiB. */
+#define HOLE_START 0xc0000000ULL
+#define HOLE_END 0x100000000ULL
 
 static uint8_t buf_a[REGION_SIZE], buf_b[REGION_SIZE], buf_c[REGION_SIZE];
 
@@ -205,7 +208,7 @@ static void test_init_below_low_limit(void **state)
 {
 	(void)state;
 	struct guest_mem mem;
-	assert_int_equal(guest_mem_init(&mem, 64 * MIB), 0);
+	assert_int_equal(guest_mem_init(&mem, 64 * MIB, HOLE_START, HOLE_END), 0);
 	assert_true(mem.memfd >= 0);
 	assert_non_null(mem.base);
 	assert_int_equal(mem.ram_size, 64 * MIB);
@@ -230,10 +233,10 @@ static void test_init_exactly_low_limit(void **state)
 {
 	(void)state;
 	struct guest_mem mem;
-	assert_int_equal(guest_mem_init(&mem, GUEST_MEM_LOW_LIMIT), 0);
+	assert_int_equal(guest_mem_init(&mem, HOLE_START, HOLE_START, HOLE_END), 0);
 	assert_int_equal(mem.nr_regions, 1);
-	assert_int_equal(mem.regions[0].size, GUEST_MEM_LOW_LIMIT);
-	assert_null(guest_ptr(&mem, GUEST_MEM_HIGH_START, 1));
+	assert_int_equal(mem.regions[0].size, HOLE_START);
+	assert_null(guest_ptr(&mem, HOLE_END, 1));
 	guest_mem_destroy(&mem);
 }
 
@@ -242,30 +245,30 @@ static void test_init_above_low_limit(void **state)
 	(void)state;
 	struct guest_mem mem;
 	const uint64_t ram = 4 * GIB + 16 * MIB;
-	const uint64_t high = ram - GUEST_MEM_LOW_LIMIT;
-	assert_int_equal(guest_mem_init(&mem, ram), 0);
+	const uint64_t high = ram - HOLE_START;
+	assert_int_equal(guest_mem_init(&mem, ram, HOLE_START, HOLE_END), 0);
 	assert_int_equal(mem.ram_size, ram);
 	assert_int_equal(mem.nr_regions, 2);
 	assert_int_equal(mem.regions[0].gpa, 0);
-	assert_int_equal(mem.regions[0].size, GUEST_MEM_LOW_LIMIT);
-	assert_int_equal(mem.regions[1].gpa, GUEST_MEM_HIGH_START);
+	assert_int_equal(mem.regions[0].size, HOLE_START);
+	assert_int_equal(mem.regions[1].gpa, HOLE_END);
 	assert_int_equal(mem.regions[1].size, high);
-	assert_ptr_equal(mem.regions[1].hva, mem.base + GUEST_MEM_LOW_LIMIT);
+	assert_ptr_equal(mem.regions[1].hva, mem.base + HOLE_START);
 
 	/* The PCI hole is not RAM, and nothing may cross into it. */
-	assert_null(guest_ptr(&mem, GUEST_MEM_LOW_LIMIT, 1));
-	assert_null(guest_ptr(&mem, GUEST_MEM_HIGH_START - 1, 1));
-	assert_null(guest_ptr(&mem, GUEST_MEM_LOW_LIMIT - 1, 2));
-	assert_ptr_equal(guest_ptr(&mem, GUEST_MEM_HIGH_START, 1),
-			 mem.base + GUEST_MEM_LOW_LIMIT);
-	assert_ptr_equal(guest_ptr(&mem, GUEST_MEM_HIGH_START + high - 1, 1),
+	assert_null(guest_ptr(&mem, HOLE_START, 1));
+	assert_null(guest_ptr(&mem, HOLE_END - 1, 1));
+	assert_null(guest_ptr(&mem, HOLE_START - 1, 2));
+	assert_ptr_equal(guest_ptr(&mem, HOLE_END, 1),
+			 mem.base + HOLE_START);
+	assert_ptr_equal(guest_ptr(&mem, HOLE_END + high - 1, 1),
 			 mem.base + ram - 1);
-	assert_null(guest_ptr(&mem, GUEST_MEM_HIGH_START + high, 1));
+	assert_null(guest_ptr(&mem, HOLE_END + high, 1));
 
 	/* High RAM is backed by the memfd right after low RAM. */
 	const uint8_t mark = 0xa5;
-	assert_int_equal(guest_write(&mem, GUEST_MEM_HIGH_START, &mark, 1), 0);
-	assert_int_equal(mem.base[GUEST_MEM_LOW_LIMIT], mark);
+	assert_int_equal(guest_write(&mem, HOLE_END, &mark, 1), 0);
+	assert_int_equal(mem.base[HOLE_START], mark);
 	guest_mem_destroy(&mem);
 }
 
@@ -273,7 +276,7 @@ static void test_init_zero_size_fails(void **state)
 {
 	(void)state;
 	struct guest_mem mem;
-	assert_true(guest_mem_init(&mem, 0) < 0);
+	assert_true(guest_mem_init(&mem, 0, HOLE_START, HOLE_END) < 0);
 	assert_int_equal(mem.memfd, -1);
 	assert_null(mem.base);
 	assert_int_equal(mem.nr_regions, 0);

@@ -26,7 +26,9 @@
 #include "pci/pci_host.h"
 #include "virtio/virtio_pci.h"
 #include "vmm/core/irq.h"
+#include "vmm/core/arch.h"
 #include "vmm/core/kvm.h"
+#include "vmm/x86/memory_map.h"
 
 #define RAM_SIZE (16ULL << 20)
 #define MMIO64_START (1ULL << 32)
@@ -338,13 +340,13 @@ static int setup(void **state)
 	if (err)
 		fail_msg("a KVM VM is required: %s (%s)", why,
 			 strerror(-err));
-	assert_int_equal(guest_mem_init(&r->vm.mem, RAM_SIZE), 0);
+	assert_int_equal(guest_mem_init(&r->vm.mem, RAM_SIZE, RAM_LOW_LIMIT, RAM_HIGH_START), 0);
 	err = kvm_create_vm(&r->vm, &why);
 	if (err)
 		fail_msg("%s (%s)", why, strerror(-err));
 	assert_int_equal(irq_routing_init(&r->vm), 0);
 	assert_int_equal(pci_host_init(&r->host, &r->vm.pio, &r->vm.mmio,
-				       MMIO64_START),
+				       PCI_MMIO32_START, PCI_MMIO32_END, MMIO64_START),
 			 0);
 
 	memcpy(r->config, "tag!\x01\x02\x03\x04", sizeof(r->config));
@@ -386,7 +388,7 @@ static int teardown(void **state)
 	close(r->vm.vm_fd);
 	close(r->vm.kvm_fd);
 	irq_routing_destroy(&r->vm);
-	free(r->vm.cpuid);
+	arch_vm_destroy(&r->vm);
 	guest_mem_destroy(&r->vm.mem);
 	munmap(r->probe_page, 4096);
 	munmap(r->shm, SHM_SIZE);

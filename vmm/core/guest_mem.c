@@ -23,7 +23,8 @@ int guest_mem_add(struct guest_mem *mem, uint64_t gpa, uint64_t size,
 	return 0;
 }
 
-int guest_mem_init(struct guest_mem *mem, uint64_t ram_size)
+int guest_mem_init(struct guest_mem *mem, uint64_t ram_size,
+		   uint64_t hole_start, uint64_t hole_end)
 {
 	*mem = (struct guest_mem){.memfd = -1};
 	int fd = memfd_create("fsvm-ram", MFD_CLOEXEC);
@@ -48,11 +49,10 @@ int guest_mem_init(struct guest_mem *mem, uint64_t ram_size)
 	mem->base = base;
 	mem->ram_size = ram_size;
 
-	uint64_t low = ram_size < GUEST_MEM_LOW_LIMIT ? ram_size
-						      : GUEST_MEM_LOW_LIMIT;
+	uint64_t low = ram_size < hole_start ? ram_size : hole_start;
 	int err = guest_mem_add(mem, 0, low, base);
 	if (!err && ram_size > low)
-		err = guest_mem_add(mem, GUEST_MEM_HIGH_START, ram_size - low,
+		err = guest_mem_add(mem, hole_end, ram_size - low,
 				    (uint8_t *)base + low);
 	if (err)
 		guest_mem_destroy(mem);

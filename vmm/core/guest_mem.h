@@ -22,13 +22,11 @@ struct guest_mem {
 	uint64_t ram_size;
 };
 
-/* The PCI hole below 4 GiB: RAM above this is placed from 4 GiB upward. */
-#define GUEST_MEM_LOW_LIMIT 0xc0000000ULL
-#define GUEST_MEM_HIGH_START 0x100000000ULL
-
-/* Allocates ram_size bytes of guest RAM from a memfd, laid out around the
- * PCI hole. Returns 0 or a negative errno. */
-int guest_mem_init(struct guest_mem *mem, uint64_t ram_size);
+/* Allocates ram_size bytes of guest RAM from a memfd, from address 0 up
+ * to hole_start and the rest from hole_end on (the board's hole for
+ * devices). Returns 0 or a negative errno. */
+int guest_mem_init(struct guest_mem *mem, uint64_t ram_size,
+		   uint64_t hole_start, uint64_t hole_end);
 void guest_mem_destroy(struct guest_mem *mem);
 
 /* Adds a region backed by host memory at hva (used by tests and by the

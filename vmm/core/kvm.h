@@ -11,12 +11,12 @@
 /* Opens /dev/kvm and checks the API; on error *why says what to do. */
 int kvm_open(struct vm *vm, const char **why);
 
-/* False when this host's KVM cannot run a stock Linux kernel (PVM, or no
- * VMX/SVM), with *why telling the user how to proceed. */
-bool kvm_runs_stock_kernels(const char **why);
-
-/* Creates the VM: TSS, irqchip, PIT, and one memory slot per RAM region. */
+/* Creates the VM: the architecture's part (arch_vm_init), then one memory
+ * slot per RAM region. */
 int kvm_create_vm(struct vm *vm, const char **why);
+
+/* Whether KVM offers capability cap (KVM_CAP_*). */
+bool kvm_has(const struct vm *vm, int cap);
 
 /* Memory slots: RAM takes the first ones, devices (DAX windows) the rest.
  * A size of 0 deletes the slot. */

@@ -1,4 +1,5 @@
-/* vCPU creation, CPUID and entry state, and the run loop. */
+/* vCPU creation and the run loop: each vCPU a thread that dispatches its
+ * exits to the I/O buses. */
 #include "vmm/core/vcpu.h"
 
 #include <errno.h>
@@ -9,102 +10,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "vmm/core/arch.h"
 #include "vmm/core/log.h"
 
 #define SIG_VCPU_KICK SIGUSR1
-#define RFLAGS_IF (1u << 9)
-#define CPUID_HYPERVISOR_BIT (1u << 31)
-#define APIC_LVT_LINT0 0x350
-#define APIC_LVT_LINT1 0x360
-#define APIC_MODE_NMI 0x4
-#define APIC_MODE_EXTINT 0x7
-#define FPU_DEFAULT_FCW 0x37f
-#define SSE_DEFAULT_MXCSR 0x1f80
-
-static unsigned int order_base_2(unsigned int n)
-{
-	unsigned int shift = 0;
-	while ((1u << shift) < n)
-		shift++;
-	return shift;
-}
-
-/* CPUID as KVM supports it, with this vCPU's APIC id and the topology of
- * nr_vcpus single-threaded cores in one package. */
-static int vcpu_set_cpuid(struct vcpu *vcpu)
-{
-	const struct kvm_cpuid2 *supported = vcpu->vm->cpuid;
-	size_t bytes = sizeof(*supported) +
-		       supported->nent * sizeof(supported->entries[0]);
-	struct kvm_cpuid2 *cpuid = malloc(bytes);
-	if (!cpuid)
-		return -ENOMEM;
-	memcpy(cpuid, supported, bytes);
-
-	unsigned int n = vcpu->vm->nr_vcpus;
-	for (unsigned int i = 0; i < cpuid->nent; i++) {
-		struct kvm_cpuid_entry2 *e = &cpuid->entries[i];
-		switch (e->function) {
-		case 1:
-			e->ebx = (e->ebx & 0x0000ffff) | (vcpu->id << 24) |
-				 ((n & 0xff) << 16);
-			e->ecx |= CPUID_HYPERVISOR_BIT;
-			break;
-		case 0xb:
-		case 0x1f:
-			e->edx = vcpu->id;
-			if (e->index == 0) {
-				e->eax = 0;
-				e->ebx = 1;
-				e->ecx = (1u << 8) | 0;
-			} else if (e->index == 1) {
-				e->eax = order_base_2(n);
-				e->ebx = n;
-				e->ecx = (2u << 8) | 1;
-			} else {
-				e->eax = e->ebx = 0;
-				e->ecx = e->index;
-			}
-			break;
-		default:
-			break;
-		}
-	}
-	int err = ioctl(vcpu->fd, KVM_SET_CPUID2, cpuid) < 0 ? -errno : 0;
-	free(cpuid);
-	return err;
-}
-
-/* LINT0 takes the legacy PIC (ExtINT), LINT1 NMIs, as firmware leaves it. */
-static int vcpu_set_lint(struct vcpu *vcpu)
-{
-	struct kvm_lapic_state lapic;
-	if (ioctl(vcpu->fd, KVM_GET_LAPIC, &lapic) < 0)
-		return -errno;
-	uint32_t *lint0 = (uint32_t *)&lapic.regs[APIC_LVT_LINT0];
-	uint32_t *lint1 = (uint32_t *)&lapic.regs[APIC_LVT_LINT1];
-	*lint0 = (*lint0 & ~0x700u) | (APIC_MODE_EXTINT << 8);
-	*lint1 = (*lint1 & ~0x700u) | (APIC_MODE_NMI << 8);
-	return ioctl(vcpu->fd, KVM_SET_LAPIC, &lapic) < 0 ? -errno : 0;
-}
-
-static int vcpu_set_boot_state(struct vcpu *vcpu, const struct kernel_info *ki)
-{
-	struct kvm_sregs sregs;
-	struct kvm_regs regs;
-	struct kvm_fpu fpu = {.fcw = FPU_DEFAULT_FCW,
-			      .mxcsr = SSE_DEFAULT_MXCSR};
-
-	if (ioctl(vcpu->fd, KVM_GET_SREGS, &sregs) < 0)
-		return -errno;
-	boot_sregs(&sregs);
-	boot_regs(&regs, ki);
-	if (ioctl(vcpu->fd, KVM_SET_SREGS, &sregs) < 0 ||
-	    ioctl(vcpu->fd, KVM_SET_REGS, &regs) < 0 ||
-	    ioctl(vcpu->fd, KVM_SET_FPU, &fpu) < 0)
-		return -errno;
-	return 0;
-}
 
 static void vcpu_kick_handler(int sig)
 {
@@ -120,7 +29,7 @@ static void install_kick_handler(void)
 }
 
 int vcpu_create(struct vm *vm, struct vcpu *vcpu, unsigned int id,
-		const struct kernel_info *ki, const char **why)
+		const char **why)
 {
 	/* Set up with the vCPUs, not when they start: by then the seccomp
 	 * filter allows no sigaction. */
@@ -139,23 +48,7 @@ int vcpu_create(struct vm *vm, struct vcpu *vcpu, unsigned int id,
 		*why = "cannot map the vCPU run area";
 		return -errno;
 	}
-	int err = vcpu_set_cpuid(vcpu);
-	if (err) {
-		*why = "KVM_SET_CPUID2 failed";
-		return err;
-	}
-	err = vcpu_set_lint(vcpu);
-	if (err) {
-		*why = "cannot program the local APIC";
-		return err;
-	}
-	/* Application processors wait for INIT/SIPI from the boot CPU. */
-	if (id == 0) {
-		err = vcpu_set_boot_state(vcpu, ki);
-		if (err)
-			*why = "cannot set the boot CPU's registers";
-	}
-	return err;
+	return arch_vcpu_init(vcpu, why);
 }
 
 static void vcpu_handle_io(struct vcpu *vcpu)
@@ -230,19 +123,6 @@ static bool vcpu_handle_exit(struct vcpu *vcpu)
 	}
 }
 
-/* Not running, with interrupts off: only an NMI or INIT could wake it. So
- * the kernel leaves every CPU once it has halted the machine (power-off
- * without ACPI halts too); an idle CPU halts with interrupts on. */
-static bool vcpu_is_stopped_for_good(struct vcpu *vcpu)
-{
-	struct kvm_mp_state mp;
-	struct kvm_regs regs;
-	return ioctl(vcpu->fd, KVM_GET_MP_STATE, &mp) == 0 &&
-	       mp.mp_state != KVM_MP_STATE_RUNNABLE &&
-	       ioctl(vcpu->fd, KVM_GET_REGS, &regs) == 0 &&
-	       !(regs.rflags & RFLAGS_IF);
-}
-
 static void *vcpu_thread(void *arg)
 {
 	struct vcpu *vcpu = arg;
@@ -258,7 +138,7 @@ static void *vcpu_thread(void *arg)
 			if (errno == EINTR) {
 				/* Kicked: maybe by vcpus_check_halted(). */
 				atomic_store(&vcpu->stopped_for_good,
-					     vcpu_is_stopped_for_good(vcpu));
+					     arch_vcpu_stopped_for_good(vcpu));
 				continue;
 			}
 			if (errno == EAGAIN)
@@ -314,14 +194,4 @@ void vcpu_kick_and_join(struct vcpu *vcpu)
 	pthread_kill(vcpu->thread, SIG_VCPU_KICK);
 	pthread_join(vcpu->thread, NULL);
 	vcpu->started = false;
-}
-
-void vcpu_destroy(struct vcpu *vcpu)
-{
-	if (vcpu->run)
-		munmap(vcpu->run, (size_t)vcpu->vm->vcpu_mmap_size);
-	if (vcpu->fd >= 0)
-		close(vcpu->fd);
-	vcpu->run = NULL;
-	vcpu->fd = -1;
 }

@@ -1,5 +1,5 @@
-/* Virtual CPUs: creation with per-CPU CPUID, the boot CPU's entry state,
- * and the thread that runs each one and dispatches its exits. */
+/* Virtual CPUs: creation (the architecture sets each one up) and the
+ * thread that runs each one and dispatches its exits. */
 #ifndef FSVM_VCPU_H
 #define FSVM_VCPU_H
 
@@ -7,7 +7,6 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "vmm/x86/boot.h"
 #include "vmm/core/vm.h"
 
 struct vcpu {
@@ -21,9 +20,10 @@ struct vcpu {
 	atomic_bool stopped_for_good;
 };
 
-/* Creates vCPU id; the boot CPU (id 0) gets the 64-bit entry state. */
+/* Creates vCPU id, set up by arch_vcpu_init(); the board gives the boot
+ * CPU its entry state. */
 int vcpu_create(struct vm *vm, struct vcpu *vcpu, unsigned int id,
-		const struct kernel_info *ki, const char **why);
+		const char **why);
 
 int vcpu_start(struct vcpu *vcpu);
 
@@ -35,7 +35,5 @@ void vcpus_check_halted(struct vm *vm);
 
 /* Forces a vCPU out of KVM_RUN (after vm_stop) and waits for its thread. */
 void vcpu_kick_and_join(struct vcpu *vcpu);
-
-void vcpu_destroy(struct vcpu *vcpu);
 
 #endif

@@ -16,6 +16,7 @@
 #define EXIT_TIMEOUT 124
 #define EXIT_VMM_ERROR 125
 
+struct arch_vm;
 struct vcpu;
 struct irq_routing;
 
@@ -23,7 +24,7 @@ struct vm {
 	int kvm_fd;
 	int vm_fd;
 	int vcpu_mmap_size;
-	struct kvm_cpuid2 *cpuid; /* what KVM supports; per-vCPU copies differ */
+	struct arch_vm *arch; /* the architecture's own state (vmm/core/arch.h) */
 	struct guest_mem mem;
 	struct io_bus pio;
 	struct io_bus mmio;

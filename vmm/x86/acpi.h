@@ -11,10 +11,10 @@
 #include <stdint.h>
 
 #include "vmm/core/guest_mem.h"
+#include "vmm/x86/memory_map.h"
 
-/* In the BIOS area (reserved in the e820 map) where Linux looks for the
- * RSDP, below the MP table at 0xf0000. */
-#define ACPI_TABLES_ADDR 0xe0000
+/* From ACPI_TABLES_ADDR, in the BIOS area (reserved in the e820 map) where
+ * Linux looks for the RSDP, below the MP table. */
 #define ACPI_TABLES_MAX 0x4000
 /* PM1a event (status, enable) and control registers, in I/O ports. */
 #define ACPI_PM_PORT 0x600

@@ -6,14 +6,16 @@
 #include <asm/processor-flags.h>
 #include <errno.h>
 #include <string.h>
+#include <sys/ioctl.h>
 
 #define SETUP_HEADER_OFFSET 0x1f1
 #define BOOT_FLAG_MAGIC 0xaa55
+#define FPU_DEFAULT_FCW 0x37f
+#define SSE_DEFAULT_MXCSR 0x1f80
 #define HDRS_MAGIC 0x53726448 /* "HdrS" */
 #define MIN_BOOT_PROTOCOL 0x020c /* xloadflags, 64-bit entry */
 #define ENTRY_64_OFFSET 0x200
 #define LEGACY_LOAD_ADDR 0x100000
-#define BIOS_AREA_START 0xa0000
 #define LOADER_TYPE_UNDEFINED 0xff
 #define PAGE_SIZE_4K 0x1000ULL
 #define EFER_LME (1ULL << 8)
@@ -218,4 +220,22 @@ void boot_regs(struct kvm_regs *regs, const struct kernel_info *ki)
 	regs->rip = ki->entry;
 	regs->rsi = BOOT_ZERO_PAGE_ADDR;
 	regs->rsp = BOOT_STACK_ADDR;
+}
+
+int boot_enter_kernel(struct vcpu *vcpu, const struct kernel_info *ki)
+{
+	struct kvm_sregs sregs;
+	struct kvm_regs regs;
+	struct kvm_fpu fpu = {.fcw = FPU_DEFAULT_FCW,
+			      .mxcsr = SSE_DEFAULT_MXCSR};
+
+	if (ioctl(vcpu->fd, KVM_GET_SREGS, &sregs) < 0)
+		return -errno;
+	boot_sregs(&sregs);
+	boot_regs(&regs, ki);
+	if (ioctl(vcpu->fd, KVM_SET_SREGS, &sregs) < 0 ||
+	    ioctl(vcpu->fd, KVM_SET_REGS, &regs) < 0 ||
+	    ioctl(vcpu->fd, KVM_SET_FPU, &fpu) < 0)
+		return -errno;
+	return 0;
 }

@@ -9,18 +9,8 @@
 #include <stdint.h>
 
 #include "vmm/core/guest_mem.h"
-
-/* Guest-physical layout of what the loader writes below 1 MiB. */
-#define BOOT_GDT_ADDR 0x500
-#define BOOT_ZERO_PAGE_ADDR 0x7000
-#define BOOT_STACK_ADDR 0x8ff0
-#define BOOT_PML4_ADDR 0x9000
-#define BOOT_PDPT_ADDR 0xa000
-#define BOOT_PD_ADDR 0xb000 /* four page directories: 4 GiB identity map */
-#define BOOT_CMDLINE_ADDR 0x20000
-#define BOOT_CMDLINE_MAX 0x10000
-#define BOOT_EBDA_ADDR 0x9fc00 /* from here to 1 MiB: reserved in e820 */
-#define BOOT_HIGH_MEM 0x100000
+#include "vmm/core/vcpu.h"
+#include "vmm/x86/memory_map.h"
 
 #define BOOT_CODE_SEL 0x10
 #define BOOT_DATA_SEL 0x18
@@ -62,5 +52,9 @@ int boot_write_tables(const struct guest_mem *mem, const struct boot_params *zp)
 /* CPU state at the 64-bit entry (boot protocol 2.12+, section 64-bit). */
 void boot_sregs(struct kvm_sregs *sregs);
 void boot_regs(struct kvm_regs *regs, const struct kernel_info *ki);
+
+/* Gives the boot CPU that state (application processors wait for the
+ * boot CPU's INIT/SIPI instead). */
+int boot_enter_kernel(struct vcpu *vcpu, const struct kernel_info *ki);
 
 #endif

@@ -6,11 +6,9 @@
 #include <stdint.h>
 
 #include "vmm/core/guest_mem.h"
+#include "vmm/x86/memory_map.h"
 
-#define MPTABLE_ADDR 0xf0000 /* in the BIOS area Linux scans */
 #define MPTABLE_MAX_CPUS 64
-#define IOAPIC_ADDR 0xfec00000
-#define LAPIC_ADDR 0xfee00000
 
 /* Writes the floating pointer and configuration table; returns the bytes
  * used or a negative errno. */

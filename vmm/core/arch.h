@@ -1,0 +1,27 @@
+/* What the core asks of the architecture it runs on (vmm/x86/ implements
+ * it): the VM's and each vCPU's architectural set-up, and what a CPU that
+ * stopped for good looks like. */
+#ifndef FSVM_ARCH_H
+#define FSVM_ARCH_H
+
+#include <stdbool.h>
+
+struct vm;
+struct vcpu;
+
+/* False when this host's KVM cannot run a stock Linux kernel, with *why
+ * telling the user how to proceed. */
+bool arch_runs_stock_kernels(const char **why);
+
+/* After KVM_CREATE_VM: interrupt controllers, timers and whatever else the
+ * architecture's VM needs before its memory and vCPUs; fills vm->arch. */
+int arch_vm_init(struct vm *vm, const char **why);
+void arch_vm_destroy(struct vm *vm);
+
+/* After KVM_CREATE_VCPU: the vCPU's identity and local interrupt set-up. */
+int arch_vcpu_init(struct vcpu *vcpu, const char **why);
+
+/* Not running, and nothing but an NMI or INIT could wake it. */
+bool arch_vcpu_stopped_for_good(struct vcpu *vcpu);
+
+#endif
