@@ -155,6 +155,31 @@ static int virtio_fs_activate(void *opaque, struct virtio_queue *queues,
 	return 0;
 }
 
+static int dax_map(void *opaque, uint64_t moffset, uint64_t len, int fd,
+		   uint64_t foffset, bool writable)
+{
+	return dax_window_map(opaque, moffset, len, fd, foffset, writable);
+}
+
+static int dax_unmap(void *opaque, uint64_t moffset, uint64_t len)
+{
+	return dax_window_unmap(opaque, moffset, len);
+}
+
+static void dax_file_grown(void *opaque)
+{
+	dax_window_file_grown(opaque);
+}
+
+struct fuse_dax_ops virtio_fs_dax_ops(struct dax_window *w)
+{
+	return (struct fuse_dax_ops){.map = dax_map,
+				     .unmap = dax_unmap,
+				     .file_grown = dax_file_grown,
+				     .window_size = w->size,
+				     .opaque = w};
+}
+
 static void virtio_fs_reset(void *opaque)
 {
 	virtio_fs_stop_workers(opaque);
@@ -179,7 +204,8 @@ int virtio_fs_create(struct virtio_fs *fs, const char *tag,
 		int err = dax_window_create(&fs->dax, dax_size, dax_max_maps);
 		if (err)
 			return err;
-		server_cfg.dax = &fs->dax.ops;
+		fs->dax_ops = virtio_fs_dax_ops(&fs->dax);
+		server_cfg.dax = &fs->dax_ops;
 	}
 	int err = fuse_server_create(&server_cfg, &fs->server);
 	if (err)

@@ -22,6 +22,7 @@ struct virtio_fs {
 	struct virtio_fs_config config;
 	struct fuse_server *server;
 	struct dax_window dax; /* size 0: no DAX */
+	struct fuse_dax_ops dax_ops; /* the window, as the server sees it */
 	struct virtio_fs_worker *workers; /* one per queue while active */
 	unsigned int nr_workers;
 	int stop_fd;
@@ -34,5 +35,8 @@ int virtio_fs_create(struct virtio_fs *fs, const char *tag,
 		     const struct fuse_server_config *cfg,
 		     unsigned int nr_request_queues, uint64_t dax_size,
 		     unsigned int dax_max_maps);
+
+/* The window as a FUSE server's DAX operations. */
+struct fuse_dax_ops virtio_fs_dax_ops(struct dax_window *w);
 
 #endif

@@ -15,6 +15,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "devices/virtio_fs.h"
 #include "vmm/core/dax_window.h"
 #include "fs/fuse_server.h"
 #include "tests/fuzz/harness.h"
@@ -397,9 +398,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const unsigned char *c = data;
 	bool dax = !(c[0] & 32), tight = c[3] & 2;
 	struct dax_window win;
+	struct fuse_dax_ops win_ops;
 
 	if (dax && dax_window_create(&win, WINDOW_SIZE, WINDOW_MAX_MAPS))
 		abort();
+	win_ops = virtio_fs_dax_ops(&win);
 	struct fuse_server_config cfg = {
 		.root = share,
 		.readonly = c[0] & 4,
@@ -407,7 +410,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.writeback = true,
 		.max_inodes = tight ? 6 : 0,
 		.max_handles = tight ? 4 : 0,
-		.dax = dax ? &win.ops : NULL,
+		.dax = dax ? &win_ops : NULL,
 	};
 
 	reset_share();

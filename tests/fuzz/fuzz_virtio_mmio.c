@@ -156,7 +156,7 @@ static struct fuse_server_config fs_config(void)
 {
 	return (struct fuse_server_config){.root = share,
 					   .cache = FUSE_CACHE_AUTO,
-					   .dax = &fs.dax.ops};
+					   .dax = &fs.dax_ops};
 }
 
 /* virtio-fs as fsvm starts it, for every input: its FUSE server anew

@@ -29,6 +29,7 @@
 
 #include <cmocka.h>
 
+#include "devices/virtio_fs.h"
 #include "vmm/core/dax_window.h"
 #include "fs/fuse_server.h"
 #include "vmm/seccomp.h"
@@ -281,6 +282,7 @@ static void test_allowed_work_goes_on(void **state)
 struct session {
 	struct fuse_server *srv;
 	struct dax_window dax;
+	struct fuse_dax_ops dax_ops;
 	char root[64];
 	uint64_t unique;
 	_Alignas(8) unsigned char in[4096];
@@ -405,9 +407,10 @@ static int run_fuse_session(void *arg)
 	sigaddset(&wake, FUSE_WAIT_SIGNAL);
 	pthread_sigmask(SIG_BLOCK, &wake, NULL);
 	EXPECT(dax_window_create(&s->dax, DAX_SIZE, 16) == 0);
+	s->dax_ops = virtio_fs_dax_ops(&s->dax);
 	struct fuse_server_config cfg = {.root = s->root,
 					 .cache = FUSE_CACHE_AUTO,
-					 .dax = &s->dax.ops};
+					 .dax = &s->dax_ops};
 	EXPECT(fuse_server_create(&cfg, &s->srv) == 0);
 	/* Learnt first: getuid() is not allowed under the filter. */
 	uid_t uid = getuid();
@@ -543,11 +546,11 @@ static int run_fuse_session(void *arg)
 	int file = openat(fd, "f", O_RDWR | O_CLOEXEC);
 	EXPECT(file >= 0);
 	EXPECT(ftruncate(file, 1 << 20) == 0);
-	EXPECT(w->ops.map(w, 0, 1 << 20, file, 0, true) == 0);
+	EXPECT(dax_window_map(w, 0, 1 << 20, file, 0, true) == 0);
 	EXPECT(w->base[0] == 'h');
 	EXPECT(ftruncate(file, 4096) == 0);
 	EXPECT(dax_window_watch_events(w) == 1);
-	EXPECT(w->ops.unmap(w, 0, 1 << 20) == 0);
+	EXPECT(dax_window_unmap(w, 0, 1 << 20) == 0);
 
 	/* The session ends: waits, handles and inodes go. */
 	EXPECT(request(s, FUSE_DESTROY, 0, NULL, 0, NULL, NULL) == 0);

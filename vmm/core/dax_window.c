@@ -95,11 +95,6 @@ int dax_window_create(struct dax_window *w, uint64_t size,
 	w->base = base;
 	w->size = size;
 	w->max_maps = max_maps;
-	w->ops = (struct fuse_dax_ops){.map = dax_window_map,
-				       .unmap = dax_window_unmap,
-				       .file_grown = dax_window_file_grown,
-				       .window_size = size,
-				       .opaque = w};
 	return 0;
 }
 
@@ -203,10 +198,9 @@ static int reserve_blocks(int fd, uint64_t size, uint64_t foffset,
 	return 0;
 }
 
-int dax_window_map(void *opaque, uint64_t moffset, uint64_t len, int fd,
+int dax_window_map(struct dax_window *w, uint64_t moffset, uint64_t len, int fd,
 		   uint64_t foffset, bool writable)
 {
-	struct dax_window *w = opaque;
 	if (!range_ok(w, moffset, len) || foffset % DAX_WINDOW_ALIGN ||
 	    foffset > (uint64_t)INT64_MAX - len)
 		return -EINVAL;
@@ -247,9 +241,8 @@ int dax_window_map(void *opaque, uint64_t moffset, uint64_t len, int fd,
 	return err;
 }
 
-int dax_window_unmap(void *opaque, uint64_t moffset, uint64_t len)
+int dax_window_unmap(struct dax_window *w, uint64_t moffset, uint64_t len)
 {
-	struct dax_window *w = opaque;
 	if (!range_ok(w, moffset, len))
 		return -EINVAL;
 	pthread_mutex_lock(&w->lock);
@@ -334,9 +327,8 @@ unsigned int dax_window_repair(struct dax_window *w)
 	return changed;
 }
 
-void dax_window_file_grown(void *opaque)
+void dax_window_file_grown(struct dax_window *w)
 {
-	struct dax_window *w = opaque;
 	/* Locked even to look: a shrink being handled right now must finish
 	 * first, or its zero pages could land after this request's growth. */
 	pthread_mutex_lock(&w->lock);

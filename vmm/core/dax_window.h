@@ -9,8 +9,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "fs/fuse_server.h"
-
 #define DAX_WINDOW_ALIGN 4096ULL
 /* The Linux client maps 2 MiB at a time: 4,096 mappings fill 8 GiB. */
 #define DAX_WINDOW_LINUX_CHUNK (2ULL << 20)
@@ -29,7 +27,6 @@ struct dax_mapping {
 struct dax_window {
 	uint8_t *base;
 	uint64_t size;
-	struct fuse_dax_ops ops; /* hands the window to the FUSE server */
 	pthread_mutex_t lock;
 	struct dax_mapping *maps;
 	unsigned int nr_maps;
@@ -44,10 +41,12 @@ int dax_window_create(struct dax_window *w, uint64_t size,
 		      unsigned int max_maps);
 void dax_window_destroy(struct dax_window *w);
 
-/* fuse_dax_ops callbacks (opaque is the window). */
-int dax_window_map(void *opaque, uint64_t moffset, uint64_t len, int fd,
-		   uint64_t foffset, bool writable);
-int dax_window_unmap(void *opaque, uint64_t moffset, uint64_t len);
+/* Maps [foffset, foffset + len) of fd at moffset in the window (for
+ * writing too when writable); puts [moffset, moffset + len) back to
+ * scratch memory. Negative errno: ENOSPC past max_maps. */
+int dax_window_map(struct dax_window *w, uint64_t moffset, uint64_t len,
+		   int fd, uint64_t foffset, bool writable);
+int dax_window_unmap(struct dax_window *w, uint64_t moffset, uint64_t len);
 
 /* A guest page past the end of its host file cannot be backed: KVM either
  * fails KVM_RUN with EFAULT or, on kernels that try such faults again in
@@ -63,10 +62,10 @@ int dax_window_unmap(void *opaque, uint64_t moffset, uint64_t len);
  * Returns how many mappings changed. */
 unsigned int dax_window_repair(struct dax_window *w);
 
-/* fuse_dax_ops callback: a guest request may have grown a file. Gives the
- * file back pages it had lost to a shrink now, before the reply, rather
- * than when the watch's event is handled. */
-void dax_window_file_grown(void *opaque);
+/* A guest request may have grown a file. Gives the file back pages it
+ * had lost to a shrink now, before the reply, rather than when the watch's
+ * event is handled. */
+void dax_window_file_grown(struct dax_window *w);
 
 /* Handles the pending events of watch_fd (readable in the event loop):
  * brings the mappings of modified files in line. Returns how many changed. */
