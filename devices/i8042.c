@@ -1,7 +1,11 @@
 /* Minimal i8042: self-test, configuration byte, and the reset line. */
 #include "devices/i8042.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "devices/device.h"
 
 #define I8042_STATUS_OBF 0x01
 #define I8042_STATUS_SYS 0x04
@@ -80,3 +84,26 @@ void i8042_cmd_io(void *opaque, uint64_t offset, bool is_write, uint8_t *data,
 	if (reset && kbc->on_reset)
 		kbc->on_reset(kbc->opaque);
 }
+
+static void on_guest_reset(void *opaque)
+{
+	vm_stop_unexpected(opaque, "rebooted");
+}
+
+static int i8042_add(struct machine *m)
+{
+	struct i8042 *kbc = calloc(1, sizeof(*kbc));
+	if (!kbc)
+		return -ENOMEM;
+	i8042_init(kbc, on_guest_reset, m->vm);
+	int err = io_bus_register(&m->vm->pio, I8042_DATA_PORT, 1,
+				  i8042_data_io, kbc);
+	if (!err)
+		err = io_bus_register(&m->vm->pio, I8042_CMD_PORT, 1,
+				      i8042_cmd_io, kbc);
+	return err; /* on failure set-up ends: a port may still point here */
+}
+
+static const struct device_type i8042_type = {.name = "i8042",
+					      .add = i8042_add};
+DEVICE_REGISTER(i8042_type);

@@ -1,8 +1,12 @@
 /* CMOS RTC: live BCD time registers, valid-RAM status, scratch CMOS. */
 #include "devices/rtc.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "devices/device.h"
 
 #define RTC_SECONDS 0x00
 #define RTC_MINUTES 0x02
@@ -84,3 +88,19 @@ void rtc_io(void *opaque, uint64_t offset, bool is_write, uint8_t *data,
 	}
 	pthread_mutex_unlock(&rtc->lock);
 }
+
+static int rtc_add(struct machine *m)
+{
+	struct rtc *rtc = calloc(1, sizeof(*rtc));
+	if (!rtc)
+		return -ENOMEM;
+	rtc_init(rtc);
+	int err = io_bus_register(&m->vm->pio, RTC_PORT, RTC_NR_PORTS, rtc_io,
+				  rtc);
+	if (err)
+		free(rtc);
+	return err;
+}
+
+static const struct device_type rtc_type = {.name = "rtc", .add = rtc_add};
+DEVICE_REGISTER(rtc_type);

@@ -3,14 +3,18 @@
 #include "devices/virtio_fs.h"
 
 #include <errno.h>
+#include <linux/fuse.h>
 #include <linux/virtio_config.h>
 #include <linux/virtio_ids.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "devices/device.h"
 #include "vmm/core/log.h"
 
 struct virtio_fs_worker {
@@ -230,3 +234,85 @@ int virtio_fs_create(struct virtio_fs *fs, const char *tag,
 	};
 	return 0;
 }
+
+/* A host file under DAX mappings changed size. */
+static void on_dax_watch(void *opaque, uint32_t events)
+{
+	(void)events;
+	struct virtio_fs *fs = opaque;
+	unsigned int changed = dax_window_watch_events(&fs->dax);
+	if (changed)
+		log_info("%.*s: %u DAX mapping(s) followed a host file's new size",
+			 (int)sizeof(fs->config.tag), fs->config.tag, changed);
+}
+
+/* KVM could not back a guest page: a DAX page whose host file shrank,
+ * before the file's watch told us. */
+static unsigned int virtio_fs_repair_memory(void *dev)
+{
+	struct virtio_fs *fs = dev;
+	unsigned int repaired = fs->dax.base ? dax_window_repair(&fs->dax) : 0;
+	if (repaired)
+		log_error("warning: %.*s: %u DAX mapping(s) reached past the end of files truncated on the host; those pages now read as zeros",
+			  (int)sizeof(fs->config.tag), fs->config.tag, repaired);
+	return repaired;
+}
+
+/* -v: what the guest asked of the share, the data path in particular
+ * (READ/WRITE requests, or DAX mappings instead). */
+static void virtio_fs_report(void *dev)
+{
+	static const struct {
+		uint32_t opcode;
+		const char *name;
+	} ops[] = {
+		{FUSE_LOOKUP, "LOOKUP"}, {FUSE_OPEN, "OPEN"},
+		{FUSE_READ, "READ"}, {FUSE_WRITE, "WRITE"},
+		{FUSE_SETUPMAPPING, "SETUPMAPPING"},
+		{FUSE_REMOVEMAPPING, "REMOVEMAPPING"},
+	};
+	const struct virtio_fs *fs = dev;
+	char line[256];
+	int n = snprintf(line, sizeof(line), "%.*s requests:",
+			 (int)sizeof(fs->config.tag), fs->config.tag);
+	for (size_t k = 0;
+	     k < sizeof(ops) / sizeof(ops[0]) && n < (int)sizeof(line); k++)
+		n += snprintf(line + n, sizeof(line) - (size_t)n, " %s %llu",
+			      ops[k].name,
+			      (unsigned long long)fuse_server_count(
+				      fs->server, ops[k].opcode));
+	log_info("%s", line);
+}
+
+static const struct device_type virtio_fs_type;
+
+/* One device per share, in the order given (the root first). */
+static int virtio_fs_add(struct machine *m)
+{
+	for (unsigned int i = 0; i < m->nr_shares; i++) {
+		const struct share_spec *s = &m->shares[i];
+		struct virtio_fs *fs = calloc(1, sizeof(*fs));
+		if (!fs)
+			return -ENOMEM;
+		int err = virtio_fs_create(fs, s->tag, &s->fuse, 1, s->dax_size,
+					   s->dax_max_maps);
+		if (!err)
+			err = virtio_bus_add(m->virtio, &fs->dev);
+		if (!err && fs->dax.base)
+			err = event_loop_add(m->loop, fs->dax.watch_fd, EPOLLIN,
+					     on_dax_watch, fs);
+		if (!err)
+			err = machine_add_device(m, &virtio_fs_type, fs);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static const struct device_type virtio_fs_type = {
+	.name = "virtio-fs",
+	.add = virtio_fs_add,
+	.report = virtio_fs_report,
+	.repair_memory = virtio_fs_repair_memory,
+};
+DEVICE_REGISTER(virtio_fs_type);

@@ -14,4 +14,8 @@ extern bool log_verbose;
 			fprintf(stderr, "fsvm: " fmt "\n", ##__VA_ARGS__);     \
 	} while (0)
 
+/* Logs why set-up failed as one line, "what: why (errno text)" (the last
+ * part when err is a negative errno); returns -1. */
+int log_setup_error(const char *what, const char *why, int err);
+
 #endif

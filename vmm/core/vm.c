@@ -13,6 +13,16 @@
 
 #define HALT_CHECK_NS (100 * 1000 * 1000)
 
+int vm_init(struct vm *vm)
+{
+	*vm = (struct vm){.kvm_fd = -1, .vm_fd = -1, .halt_check_fd = -1};
+	vm->mem.memfd = -1;
+	clock_gettime(CLOCK_MONOTONIC, &vm->launched);
+	pthread_mutex_init(&vm->stop_lock, NULL);
+	vm->stop_eventfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	return vm->stop_eventfd < 0 ? -errno : 0;
+}
+
 void vm_stop(struct vm *vm, int status, const char *reason_fmt, ...)
 {
 	pthread_mutex_lock(&vm->stop_lock);

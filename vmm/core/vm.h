@@ -58,6 +58,10 @@ struct vm {
 	int halt_check_fd;
 };
 
+/* Starts a VM with nothing in it (no KVM yet), its clock running from
+ * now. Returns 0 or a negative errno. */
+int vm_init(struct vm *vm);
+
 /* Records why the VM stops (the first caller wins) and wakes the main
  * loop. reason is printed as one line unless NULL. */
 void vm_stop(struct vm *vm, int status, const char *reason_fmt, ...)

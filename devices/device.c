@@ -1,0 +1,54 @@
+/* The registered device types and the devices they added. */
+#include "devices/device.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "vmm/core/log.h"
+
+/* Defined by the linker around the section DEVICE_REGISTER fills. */
+extern const struct device_type *const __start_fsvm_devices[];
+extern const struct device_type *const __stop_fsvm_devices[];
+
+int machine_add_device(struct machine *m, const struct device_type *type,
+		       void *dev)
+{
+	if (m->nr_devices == DEVICE_MAX_INSTANCES)
+		return -ENOSPC;
+	m->devices[m->nr_devices].type = type;
+	m->devices[m->nr_devices].dev = dev;
+	m->nr_devices++;
+	return 0;
+}
+
+int devices_add_all(struct machine *m)
+{
+	for (const struct device_type *const *t = __start_fsvm_devices;
+	     t < __stop_fsvm_devices; t++) {
+		int err = (*t)->add(m);
+		if (err) {
+			log_error("%s: cannot add the device (%s)", (*t)->name,
+				  strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
+void devices_report(const struct machine *m)
+{
+	for (unsigned int i = 0; i < m->nr_devices; i++)
+		if (m->devices[i].type->report)
+			m->devices[i].type->report(m->devices[i].dev);
+}
+
+unsigned int devices_repair_memory(void *opaque)
+{
+	const struct machine *m = opaque;
+	unsigned int repaired = 0;
+	for (unsigned int i = 0; i < m->nr_devices; i++)
+		if (m->devices[i].type->repair_memory)
+			repaired += m->devices[i].type->repair_memory(
+				m->devices[i].dev);
+	return repaired;
+}

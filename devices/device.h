@@ -1,0 +1,75 @@
+/* Devices register themselves: each device file names its type once with
+ * DEVICE_REGISTER, and set-up adds every registered type to the machine
+ * (devices_add_all). Adding a device is one file and that one line.
+ *
+ * The types sit in one linker section, found through the symbols the
+ * linker defines around it; fsvm links the device objects themselves (not
+ * from an archive, which would drop what no one calls). */
+#ifndef FSVM_DEVICE_H
+#define FSVM_DEVICE_H
+
+#include <stdint.h>
+
+#include "fs/fuse_server.h"
+#include "virtio/virtio_bus.h"
+#include "vmm/core/event_loop.h"
+#include "vmm/core/vm.h"
+
+#define DEVICE_MAX_INSTANCES 32
+
+/* One share as the machine is to serve it. */
+struct share_spec {
+	const char *tag;
+	struct fuse_server_config fuse;
+	uint64_t dax_size; /* 0: no DAX window */
+	unsigned int dax_max_maps;
+};
+
+struct device_type;
+
+/* What devices are added to: the VM with its buses, the transport for
+ * virtio devices, the main loop, and what the user asked for. */
+struct machine {
+	struct vm *vm;
+	struct virtio_bus *virtio;
+	struct event_loop *loop;
+	const struct share_spec *shares;
+	unsigned int nr_shares;
+	/* The devices added, each with its type (for report and repair). */
+	struct {
+		const struct device_type *type;
+		void *dev;
+	} devices[DEVICE_MAX_INSTANCES];
+	unsigned int nr_devices;
+};
+
+struct device_type {
+	const char *name;
+	/* Adds this type's devices to m (none, one or several), each with
+	 * machine_add_device; a negative errno fails set-up. */
+	int (*add)(struct machine *m);
+	/* Optional. After the guest stopped: what the device saw, for -v. */
+	void (*report)(void *dev);
+	/* Optional. KVM could not back a guest page: fix what is this
+	 * device's to fix; returns how many fixes were made. */
+	unsigned int (*repair_memory)(void *dev);
+};
+
+#define DEVICE_REGISTER(type)                                                  \
+	static const struct device_type *const device_type_ptr_##type          \
+		__attribute__((used, section("fsvm_devices"))) = &(type)
+
+/* Records dev, of type, as part of the machine; -ENOSPC when full. */
+int machine_add_device(struct machine *m, const struct device_type *type,
+		       void *dev);
+
+/* Adds every registered device type to m. No type depends on another's
+ * devices, so their order (the link order) does not matter. */
+int devices_add_all(struct machine *m);
+
+void devices_report(const struct machine *m);
+
+/* vm->repair_memory for a machine (opaque). */
+unsigned int devices_repair_memory(void *opaque);
+
+#endif

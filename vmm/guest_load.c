@@ -1,0 +1,121 @@
+/* The guest's files into its RAM: the kernel, and the initrd followed by
+ * the archive that tells the guest init what to run. */
+#include "vmm/guest_load.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "vmm/core/log.h"
+
+static const char *guest_file(const char *given, const char *name, char *buf,
+			      size_t len)
+{
+	if (given)
+		return given;
+	const char *dir = getenv("FSVM_GUEST_DIR");
+	snprintf(buf, len, "%s/%s", dir ? dir : FSVM_GUEST_DIR, name);
+	return buf;
+}
+
+/* Opens a boot file and learns its size; an fd or a negative errno. */
+static int open_boot_file(const char *path, struct stat *st)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, st) < 0) {
+		int err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+static int load_kernel(struct board *b, const struct fsvm_config *cfg)
+{
+	char buf[4096];
+	const char *path = guest_file(cfg->kernel, "kernel/vmlinuz", buf,
+				      sizeof(buf));
+	struct stat st;
+	int fd = open_boot_file(path, &st);
+	if (fd < 0)
+		return log_setup_error(path, "cannot open the kernel", fd);
+	if (!S_ISREG(st.st_mode) || st.st_size == 0) {
+		close(fd);
+		return log_setup_error(path, "kernel is not a non-empty file", 0);
+	}
+	void *img = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (img == MAP_FAILED)
+		return log_setup_error(path, "cannot map the kernel", -errno);
+	const char *why = NULL;
+	int err = board_load_kernel(b, img, (size_t)st.st_size, &why);
+	munmap(img, (size_t)st.st_size);
+	return err ? log_setup_error(path, why, 0) : 0;
+}
+
+static int read_full(int fd, uint8_t *dst, size_t len)
+{
+	size_t done = 0;
+	while (done < len) {
+		ssize_t n = pread(fd, dst + done, len - done, (off_t)done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/* The initrd file goes straight into guest RAM, followed by the archive
+ * that tells the guest init what to run. */
+static int load_initrd(struct board *b, const struct fsvm_config *cfg,
+		       const struct run_spec *job)
+{
+	char buf[4096];
+	const char *path = guest_file(cfg->initrd, "initramfs.cpio", buf,
+				      sizeof(buf));
+	struct cpio_buf spec = {0};
+	if (run_spec_build(job, &spec))
+		return log_setup_error("initrd", "out of memory", -ENOMEM);
+
+	struct stat st;
+	int fd = open_boot_file(path, &st);
+	if (fd < 0) {
+		cpio_free(&spec);
+		return log_setup_error(path, "cannot open the initrd", fd);
+	}
+	uint64_t file_len = (uint64_t)st.st_size;
+	uint64_t spec_at = (file_len + 3) & ~3ULL;
+	uint64_t gpa;
+	const char *why = NULL;
+	int err = board_place_initrd(b, spec_at + spec.len, &gpa, &why);
+	if (err) {
+		close(fd);
+		cpio_free(&spec);
+		return log_setup_error(path, why, 0);
+	}
+	uint8_t *dst = guest_ptr(&b->vm.mem, gpa, spec_at + spec.len);
+	guest_mem_prefault(&b->vm.mem, gpa, spec_at + spec.len);
+	err = read_full(fd, dst, file_len);
+	close(fd);
+	if (!err) {
+		memset(dst + file_len, 0, spec_at - file_len);
+		memcpy(dst + spec_at, spec.data, spec.len);
+	}
+	cpio_free(&spec);
+	return err ? log_setup_error(path, "cannot read the initrd", err) : 0;
+}
+
+int guest_load(struct board *b, const struct fsvm_config *cfg,
+	       const struct run_spec *job)
+{
+	return load_kernel(b, cfg) || load_initrd(b, cfg, job) ? -1 : 0;
+}

@@ -1,0 +1,15 @@
+/* Loads the guest: the kernel (--kernel, or the default guest's) and the
+ * initrd (--initrd, or the default's) with the job appended for the guest
+ * init. */
+#ifndef FSVM_GUEST_LOAD_H
+#define FSVM_GUEST_LOAD_H
+
+#include "vmm/cli.h"
+#include "vmm/run_spec.h"
+#include "vmm/x86/board.h"
+
+/* On error logs why and returns -1. */
+int guest_load(struct board *b, const struct fsvm_config *cfg,
+	       const struct run_spec *job);
+
+#endif

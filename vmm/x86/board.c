@@ -1,0 +1,123 @@
+/* The x86 machine fsvm builds, and the boot into its kernel. */
+#include "vmm/x86/board.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "vmm/core/irq.h"
+#include "vmm/core/kvm.h"
+#include "vmm/core/vcpu.h"
+#include "vmm/x86/memory_map.h"
+#include "vmm/x86/mptable.h"
+
+#define BASE_CMDLINE                                                           \
+	"console=ttyS1 8250.nr_uarts=2 reboot=k panic=-1 pci=noearly "         \
+	"i8042.noaux i8042.nomux i8042.nopnp i8042.dumbkbd"
+
+/* ISA IRQs no device uses (the UARTs have 3 and 4, the PIT 0, the i8042 1,
+ * the RTC 8, the ACPI SCI 9), each on the I/O APIC pin of the same number.
+ * Past seven virtio-mmio devices they are shared, which the Linux driver
+ * allows. */
+static const unsigned int virtio_mmio_irqs[] = {5, 6, 7, 10, 11, 14, 15};
+
+int board_create(struct board *b, uint64_t mem, unsigned int cpus, bool mmio,
+		 const char **why)
+{
+	struct vm *vm = &b->vm;
+	int err = guest_mem_init(&vm->mem, mem, RAM_LOW_LIMIT, RAM_HIGH_START);
+	if (err) {
+		*why = "cannot allocate guest RAM";
+		return err;
+	}
+	err = kvm_create_vm(vm, why);
+	if (err)
+		return err;
+	err = irq_routing_init(vm);
+	if (err) {
+		*why = "cannot set up interrupt routing";
+		return err;
+	}
+	vm->nr_vcpus = cpus;
+	vm->vcpus = calloc(cpus, sizeof(*vm->vcpus));
+	if (!vm->vcpus) {
+		*why = "out of memory";
+		return -ENOMEM;
+	}
+	/* 64-bit BARs (DAX windows) start above RAM and the 4 GiB line. */
+	const struct guest_region *top = &vm->mem.regions[vm->mem.nr_regions - 1];
+	uint64_t ram_end = top->gpa + top->size;
+	err = pci_host_init(&b->pci, &vm->pio, &vm->mmio, PCI_MMIO32_START,
+			    PCI_MMIO32_END,
+			    ram_end > RAM_HIGH_START ? ram_end : RAM_HIGH_START);
+	b->virtio = (struct virtio_bus){
+		.vm = vm,
+		.pci = &b->pci,
+		.mmio = mmio,
+		.mmio_base = VIRTIO_MMIO_BASE,
+		.irqs = virtio_mmio_irqs,
+		.nr_irqs = sizeof(virtio_mmio_irqs) / sizeof(virtio_mmio_irqs[0]),
+	};
+	/* virtio-mmio devices cannot be probed: ACPI describes them, and an
+	 * ACPI machine has a PM1 block. */
+	if (!err && mmio)
+		err = io_bus_register(&vm->pio, ACPI_PM_PORT, ACPI_PM_LEN,
+				      acpi_pm_io, &b->acpi_pm);
+	if (err)
+		*why = "cannot register the PCI host bridge or the ACPI PM block";
+	return err;
+}
+
+int board_load_kernel(struct board *b, const uint8_t *img, size_t size,
+		      const char **why)
+{
+	return bzimage_load(&b->vm.mem, img, size, &b->zp, &b->ki, why);
+}
+
+int board_place_initrd(struct board *b, uint64_t size, uint64_t *gpa,
+		       const char **why)
+{
+	return boot_place_initrd(&b->vm.mem, &b->ki, size, &b->zp, gpa, why);
+}
+
+static int write_acpi(struct board *b)
+{
+	struct acpi_mmio_dev devs[VIRTIO_BUS_MAX_DEVICES];
+	for (unsigned int i = 0; i < b->virtio.nr_devices; i++) {
+		const struct virtio_mmio *m = virtio_bus_mmio(&b->virtio, i);
+		devs[i] = (struct acpi_mmio_dev){
+			.base = m->base, .size = VIRTIO_MMIO_SIZE, .irq = m->irq};
+	}
+	return acpi_write(&b->vm.mem, b->vm.nr_vcpus, devs,
+			  b->virtio.nr_devices);
+}
+
+int board_boot(struct board *b, const char *extra, bool verbose,
+	       const char **why)
+{
+	struct vm *vm = &b->vm;
+	bool mmio = b->virtio.mmio;
+	char cmdline[BOOT_CMDLINE_MAX];
+	snprintf(cmdline, sizeof(cmdline), "%s%s%s%s%s", BASE_CMDLINE,
+		 mmio ? "" : " acpi=off", verbose ? "" : " quiet",
+		 extra ? " " : "", extra ? extra : "");
+	int err = boot_set_cmdline(&vm->mem, &b->ki, cmdline, &b->zp, why);
+	if (err)
+		return err;
+	boot_set_e820(&vm->mem, &b->zp);
+	if (boot_write_tables(&vm->mem, &b->zp) < 0 ||
+	    mptable_write(&vm->mem, vm->nr_vcpus) < 0 ||
+	    (mmio && write_acpi(b) < 0)) {
+		*why = "guest RAM too small for boot tables";
+		return -ENOSPC;
+	}
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
+		err = vcpu_create(vm, &vm->vcpus[i], i, why);
+		if (err)
+			return err;
+	}
+	err = boot_enter_kernel(&vm->vcpus[0], &b->ki);
+	if (err)
+		*why = "cannot set the boot CPU's registers";
+	return err;
+}

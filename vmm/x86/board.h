@@ -1,0 +1,47 @@
+/* fsvm's x86 machine: RAM around the PCI hole, KVM's in-kernel PIC, I/O
+ * APIC and PIT, a PCI host bridge, the plan for virtio devices (PCI, or
+ * virtio-mmio pages and IRQs that ACPI describes), and the boot CPU
+ * entering a bzImage the 64-bit way. Layout: vmm/x86/memory_map.h. */
+#ifndef FSVM_X86_BOARD_H
+#define FSVM_X86_BOARD_H
+
+#include <asm/bootparam.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pci/pci_host.h"
+#include "virtio/virtio_bus.h"
+#include "vmm/core/vm.h"
+#include "vmm/x86/acpi.h"
+#include "vmm/x86/boot.h"
+
+struct board {
+	struct vm vm;
+	struct pci_host pci;
+	struct virtio_bus virtio;
+	struct acpi_pm acpi_pm;
+	struct kernel_info ki;
+	struct boot_params zp;
+};
+
+/* Builds the machine on an opened KVM (vm->kvm_fd): mem bytes of RAM,
+ * cpus vCPUs, virtio devices on virtio-mmio when mmio, else on PCI. On
+ * error *why says what failed. */
+int board_create(struct board *b, uint64_t mem, unsigned int cpus, bool mmio,
+		 const char **why);
+
+/* Copies a bzImage's kernel into RAM. */
+int board_load_kernel(struct board *b, const uint8_t *img, size_t size,
+		      const char **why);
+
+/* Where an initrd of size bytes goes (after board_load_kernel). */
+int board_place_initrd(struct board *b, uint64_t size, uint64_t *gpa,
+		       const char **why);
+
+/* Once every device is added: the kernel command line (the board's own,
+ * quiet unless verbose, then extra), the firmware tables, and each vCPU,
+ * the boot CPU at the kernel's entry. */
+int board_boot(struct board *b, const char *extra, bool verbose,
+	       const char **why);
+
+#endif
