@@ -1,7 +1,7 @@
 # fsvm: a small KVM hypervisor with an embedded virtio-fs device.
 #   make          build ./fsvm
 #   make run      install what is needed, build fsvm and the default guest, run a demo
-#   make check    unit tests (also under ASan+UBSan and TSan), a short fuzzing
+#   make check    the layering check, unit tests (also under ASan+UBSan and TSan), a short fuzzing
 #                 round and guest integration tests
 #   make fuzz     fuzz every target for FUZZ_SECONDS (600) each
 
@@ -148,7 +148,9 @@ $(BUILD)/bench/device: bench/device.c $(BUILD)/libfsvm.a
 integration: fsvm guest
 	tests/integration/run-all
 
+# tools/check-layers: includes point only down the layers.
 check: deps
+	@tools/check-layers
 	@$(MAKE) --no-print-directory unit
 	@$(MAKE) --no-print-directory fuzz-check
 	@$(MAKE) --no-print-directory integration
