@@ -1,8 +1,8 @@
 # fsvm: a small KVM hypervisor with an embedded virtio-fs device.
 #   make          build ./fsvm
 #   make run      install what is needed, build fsvm and the default guest, run a demo
-#   make check    the layering check, unit tests (also under ASan+UBSan and TSan), a short fuzzing
-#                 round and guest integration tests
+#   make check    the layering check, unit tests (also under ASan+UBSan and
+#                 TSan), a short fuzzing round and guest integration tests
 #   make fuzz     fuzz every target for FUZZ_SECONDS (600) each
 
 CC      ?= gcc
