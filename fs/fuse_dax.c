@@ -10,9 +10,11 @@
 #include "fs/fuse_internal.h"
 
 /* The guest kernel sends at most a page of ranges per REMOVEMAPPING. */
-#define FUSE_REMOVEMAPPING_MAX (4096 / sizeof(struct fuse_removemapping_one))
+#define FUSE_REMOVEMAPPING_MAX (FUSE_PAGE_SIZE / sizeof(struct fuse_removemapping_one))
 
-/* [off, off + len) is non-empty, page-aligned and inside [0, limit). */
+/* [off, off + len) is non-empty, page-aligned and inside [0, limit). The
+ * window checks its own ranges again (it guards memory, whoever calls);
+ * here the check makes a REMOVEMAPPING all or nothing. */
 static bool range_fits(uint64_t off, uint64_t len, uint64_t limit)
 {
 	return len && off % FUSE_DAX_ALIGN == 0 && len % FUSE_DAX_ALIGN == 0 &&

@@ -14,12 +14,16 @@
 #include "fs/handle_table.h"
 #include "fs/inode_table.h"
 
+/* The page FUSE counts in (max_pages, the DAX alignment, the block size
+ * DAX needs): the guest's and the host's, 4 KiB on x86. */
+#define FUSE_PAGE_SHIFT 12
+#define FUSE_PAGE_SIZE (1u << FUSE_PAGE_SHIFT)
 /* The most that LOOKUP answers per entry and READ moves per request. */
 #define FUSE_MAX_PAGES_OFFERED 256
-#define FUSE_MAX_TRANSFER (FUSE_MAX_PAGES_OFFERED * 4096u)
+#define FUSE_MAX_TRANSFER (FUSE_MAX_PAGES_OFFERED * FUSE_PAGE_SIZE)
 /* DAX mappings are placed and sized in host pages. */
-#define FUSE_DAX_ALIGN_LOG2 12
-#define FUSE_DAX_ALIGN (1ull << FUSE_DAX_ALIGN_LOG2)
+#define FUSE_DAX_ALIGN_LOG2 FUSE_PAGE_SHIFT
+#define FUSE_DAX_ALIGN ((uint64_t)FUSE_PAGE_SIZE)
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -46,7 +46,7 @@ void fuse_fill_attr(const struct fuse_server *srv, enum host_fs_kind kind,
 	if (kind == HOST_FS_PSEUDO) {
 		*attr = (struct fuse_attr){
 			.ino = st->st_ino, .mode = S_IFDIR | 0555, .nlink = 2,
-			.blksize = 4096u,
+			.blksize = FUSE_PAGE_SIZE,
 		};
 		return;
 	}
@@ -67,7 +67,7 @@ void fuse_fill_attr(const struct fuse_server *srv, enum host_fs_kind kind,
 		.rdev = encode_rdev(st->st_rdev),
 		/* DAX in the guest needs page-sized blocks (it sets
 		 * i_blkbits from this); 9p and NFS report far larger. */
-		.blksize = srv->dax ? 4096u : (uint32_t)st->st_blksize,
+		.blksize = srv->dax ? FUSE_PAGE_SIZE : (uint32_t)st->st_blksize,
 	};
 	/* The guest (mounted with dax=inode) maps the files we mark: those
 	 * of ordinary file systems, when there is a window. */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vmm/core/guest_mem.h"
 #include "vmm/x86/mptable.h"
 
 const char cli_usage[] =
@@ -308,7 +309,7 @@ static int parse_run_option(int opt, char *arg, struct fsvm_config *cfg,
 	}
 	case OPT_MEM:
 		if (cli_parse_size(arg, &cfg->mem) || cfg->mem < CLI_MIN_MEM ||
-		    cfg->mem > CLI_MAX_MEM || cfg->mem % 4096)
+		    cfg->mem > CLI_MAX_MEM || cfg->mem % GUEST_PAGE_SIZE)
 			return cli_error(err, errlen,
 					 "--mem: '%s' is not a size from 64M to 1T (e.g. 512M, 2G)",
 					 arg);

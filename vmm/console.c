@@ -27,8 +27,9 @@ int console_init(struct console *con, struct vm *vm)
 	con->interactive = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 	serial_init(&con->out, STDOUT_FILENO, console_irq_com1, vm);
 	serial_init(&con->err, STDERR_FILENO, console_irq_com2, vm);
+	con->watch = (struct panic_watch){.vm = vm};
 	con->err.on_tx = panic_watch_byte;
-	con->err.tx_opaque = vm;
+	con->err.tx_opaque = &con->watch;
 	int err = io_bus_register(&vm->pio, SERIAL_COM1_BASE, SERIAL_NR_PORTS,
 				  serial_io, &con->out);
 	if (!err)

@@ -8,6 +8,7 @@
 #include <termios.h>
 
 #include "devices/serial.h"
+#include "vmm/panic_watch.h"
 #include "vmm/core/event_loop.h"
 #include "vmm/core/vm.h"
 
@@ -15,6 +16,7 @@ struct console {
 	struct vm *vm;
 	struct serial out;  /* COM1: stdin/stdout */
 	struct serial err;  /* COM2: stderr, kernel console */
+	struct panic_watch watch; /* on COM2 */
 	bool interactive;
 	bool raw;
 	struct termios saved;

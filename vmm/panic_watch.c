@@ -4,7 +4,6 @@
 
 #include <string.h>
 
-#include "vmm/core/vm.h"
 
 static const char panic_needle[] = "Kernel panic - not syncing: ";
 /* Printed just before the CPUs stop for good. Without ACPI the kernel has
@@ -28,26 +27,27 @@ static bool needle_step(const char *needle, unsigned int *match, uint8_t byte)
 
 void panic_watch_byte(void *opaque, uint8_t byte)
 {
-	struct vm *vm = opaque;
+	struct panic_watch *w = opaque;
+	struct vm *vm = w->vm;
 	const unsigned int needle_len = sizeof(panic_needle) - 1;
 
-	if (vm->poweroff_seen && byte == '\n') {
+	if (w->poweroff_seen && byte == '\n') {
 		/* The end of the kernel's line, so ours starts on its own. */
-		vm->poweroff_seen = false;
+		w->poweroff_seen = false;
 		vm_console_powered_off(vm);
 		return;
 	}
 	/* Even after a panic line: after the mark that can be the command's
 	 * text, which must not hide a real power-off. */
-	if (needle_step(poweroff_needle, &vm->poweroff_match, byte) |
-	    needle_step(halt_needle, &vm->halt_match, byte)) {
-		vm->poweroff_seen = true;
+	if (needle_step(poweroff_needle, &w->poweroff_match, byte) |
+	    needle_step(halt_needle, &w->halt_match, byte)) {
+		w->poweroff_seen = true;
 		return;
 	}
 	if (vm->panic_seen)
 		return;
-	if (vm->panic_match < needle_len) {
-		needle_step(panic_needle, &vm->panic_match, byte);
+	if (w->panic_match < needle_len) {
+		needle_step(panic_needle, &w->panic_match, byte);
 		return;
 	}
 	size_t len = strlen(vm->panic_line);

@@ -6,9 +6,22 @@
 #ifndef FSVM_PANIC_WATCH_H
 #define FSVM_PANIC_WATCH_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
-/* serial on_tx callback; opaque is the struct vm. */
+#include "vmm/core/vm.h"
+
+/* How far each line has matched so far; the panic line itself goes into
+ * the VM (vm->panic_line), for the message of its end. */
+struct panic_watch {
+	struct vm *vm;
+	unsigned int panic_match;
+	unsigned int poweroff_match;
+	unsigned int halt_match;
+	bool poweroff_seen; /* the rest of its line is still to come */
+};
+
+/* serial on_tx callback; opaque is the struct panic_watch. */
 void panic_watch_byte(void *opaque, uint8_t byte);
 
 #endif

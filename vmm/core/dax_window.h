@@ -9,7 +9,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define DAX_WINDOW_ALIGN 4096ULL
+#include "vmm/core/guest_mem.h"
+
+#define DAX_WINDOW_ALIGN GUEST_PAGE_SIZE
 /* The Linux client maps 2 MiB at a time: 4,096 mappings fill 8 GiB. */
 #define DAX_WINDOW_LINUX_CHUNK (2ULL << 20)
 

@@ -7,6 +7,8 @@
 #include <stdint.h>
 
 #define GUEST_MEM_MAX_REGIONS 8
+/* The page guest RAM, memory slots and DAX mappings are counted in. */
+#define GUEST_PAGE_SIZE 4096ULL
 
 struct guest_region {
 	uint64_t gpa;

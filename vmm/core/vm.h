@@ -44,12 +44,9 @@ struct vm {
 	int stop_eventfd;      /* readable once the VM has stopped */
 
 	struct timespec launched; /* process start, for boot timings */
-	char panic_line[160];     /* "Kernel panic" line seen on the console */
-	unsigned int panic_match;
+	/* The kernel's panic line, as the console showed it (panic_watch). */
+	char panic_line[160];
 	bool panic_seen;
-	unsigned int poweroff_match;
-	unsigned int halt_match;
-	bool poweroff_seen;
 	/* The exit device's mark: the guest init is starting the command, so
 	 * from now on only the exit device gives the VM a status. */
 	atomic_bool command_started;

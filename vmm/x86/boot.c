@@ -17,7 +17,6 @@
 #define ENTRY_64_OFFSET 0x200
 #define LEGACY_LOAD_ADDR 0x100000
 #define LOADER_TYPE_UNDEFINED 0xff
-#define PAGE_SIZE_4K 0x1000ULL
 #define EFER_LME (1ULL << 8)
 #define EFER_LMA (1ULL << 10)
 #define PTE_P 0x1ULL
@@ -96,9 +95,9 @@ int boot_place_initrd(const struct guest_mem *mem, const struct kernel_info *ki,
 	uint64_t top = low->gpa + low->size;
 	if (ki->initrd_max + 1 < top)
 		top = ki->initrd_max + 1;
-	if (size > top || ((top - size) & ~(PAGE_SIZE_4K - 1)) < ki->end)
+	if (size > top || ((top - size) & ~(GUEST_PAGE_SIZE - 1)) < ki->end)
 		return fail(why, "initrd too large for guest RAM", -ENOMEM);
-	uint64_t addr = (top - size) & ~(PAGE_SIZE_4K - 1);
+	uint64_t addr = (top - size) & ~(GUEST_PAGE_SIZE - 1);
 
 	zp->hdr.ramdisk_image = (uint32_t)addr;
 	zp->hdr.ramdisk_size = (uint32_t)size;
@@ -161,20 +160,20 @@ int boot_write_tables(const struct guest_mem *mem, const struct boot_params *zp)
 		0x00af9b000000ffffULL, /* 64-bit code, BOOT_CODE_SEL */
 		0x00cf93000000ffffULL, /* flat data, BOOT_DATA_SEL */
 	};
-	uint64_t *pml4 = guest_ptr(mem, BOOT_PML4_ADDR, PAGE_SIZE_4K);
-	uint64_t *pdpt = guest_ptr(mem, BOOT_PDPT_ADDR, PAGE_SIZE_4K);
-	uint64_t *pd = guest_ptr(mem, BOOT_PD_ADDR, 4 * PAGE_SIZE_4K);
+	uint64_t *pml4 = guest_ptr(mem, BOOT_PML4_ADDR, GUEST_PAGE_SIZE);
+	uint64_t *pdpt = guest_ptr(mem, BOOT_PDPT_ADDR, GUEST_PAGE_SIZE);
+	uint64_t *pd = guest_ptr(mem, BOOT_PD_ADDR, 4 * GUEST_PAGE_SIZE);
 	if (!pml4 || !pdpt || !pd ||
 	    guest_write(mem, BOOT_GDT_ADDR, gdt, sizeof(gdt)) ||
 	    guest_write(mem, BOOT_ZERO_PAGE_ADDR, zp, sizeof(*zp)))
 		return -EFAULT;
 
 	/* Identity map of the low 4 GiB in 2 MiB pages. */
-	memset(pml4, 0, PAGE_SIZE_4K);
-	memset(pdpt, 0, PAGE_SIZE_4K);
+	memset(pml4, 0, GUEST_PAGE_SIZE);
+	memset(pdpt, 0, GUEST_PAGE_SIZE);
 	pml4[0] = BOOT_PDPT_ADDR | PTE_P | PTE_RW;
 	for (uint64_t i = 0; i < 4; i++)
-		pdpt[i] = (BOOT_PD_ADDR + i * PAGE_SIZE_4K) | PTE_P | PTE_RW;
+		pdpt[i] = (BOOT_PD_ADDR + i * GUEST_PAGE_SIZE) | PTE_P | PTE_RW;
 	for (uint64_t i = 0; i < 4 * 512; i++)
 		pd[i] = (i << 21) | PTE_P | PTE_RW | PTE_PS;
 	return 0;
