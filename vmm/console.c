@@ -6,18 +6,18 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include "vmm/core/kvm.h"
+#include "vmm/core/irq.h"
 #include "vmm/core/log.h"
 #include "vmm/panic_watch.h"
 
 static void console_irq_com1(void *opaque, bool level)
 {
-	kvm_irq_line(opaque, SERIAL_COM1_IRQ, level);
+	irq_set_line(opaque, SERIAL_COM1_IRQ, level);
 }
 
 static void console_irq_com2(void *opaque, bool level)
 {
-	kvm_irq_line(opaque, SERIAL_COM2_IRQ, level);
+	irq_set_line(opaque, SERIAL_COM2_IRQ, level);
 }
 
 int console_init(struct console *con, struct vm *vm)

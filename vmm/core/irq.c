@@ -1,4 +1,5 @@
-/* KVM GSI routing table (legacy pins + MSI routes), irqfd and ioeventfd. */
+/* Legacy IRQ lines, the KVM GSI routing table (legacy pins + MSI routes),
+ * irqfd and ioeventfd. */
 #include "vmm/core/irq.h"
 
 #include <errno.h>
@@ -7,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+
+#include "vmm/core/log.h"
 
 #define IOAPIC_PINS 24
 #define PIC_IRQS 16
@@ -121,4 +124,11 @@ int irq_ioeventfd(struct vm *vm, uint64_t addr, unsigned int len,
 		ev.flags |= KVM_IOEVENTFD_FLAG_DATAMATCH;
 	}
 	return ioctl(vm->vm_fd, KVM_IOEVENTFD, &ev) < 0 ? -errno : 0;
+}
+
+void irq_set_line(struct vm *vm, unsigned int irq, bool level)
+{
+	struct kvm_irq_level line = {.irq = irq, .level = level};
+	if (ioctl(vm->vm_fd, KVM_IRQ_LINE, &line) < 0)
+		log_error("KVM_IRQ_LINE %u: %s", irq, strerror(errno));
 }

@@ -1,6 +1,7 @@
-/* Interrupt plumbing for devices that live outside the vCPU threads: MSI
- * routes in KVM's GSI table, irqfds that raise them, and ioeventfds that
- * turn guest doorbell writes into eventfd signals without an exit. */
+/* Interrupts, in one place: legacy ISA lines, and for devices that live
+ * outside the vCPU threads MSI routes in KVM's GSI table, irqfds that
+ * raise them, and ioeventfds that turn guest doorbell writes into eventfd
+ * signals without an exit. */
 #ifndef FSVM_IRQ_H
 #define FSVM_IRQ_H
 
@@ -8,6 +9,9 @@
 #include <stdint.h>
 
 #include "vmm/core/vm.h"
+
+/* Sets the level of a legacy (ISA) interrupt line. */
+void irq_set_line(struct vm *vm, unsigned int irq, bool level);
 
 /* Starts the VM's GSI table with KVM's legacy routes. */
 int irq_routing_init(struct vm *vm);

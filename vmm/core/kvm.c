@@ -100,10 +100,3 @@ int kvm_set_memslot(struct vm *vm, unsigned int slot, uint64_t gpa,
 		       ? -errno
 		       : 0;
 }
-
-void kvm_irq_line(struct vm *vm, unsigned int irq, bool level)
-{
-	struct kvm_irq_level line = {.irq = irq, .level = level};
-	if (ioctl(vm->vm_fd, KVM_IRQ_LINE, &line) < 0)
-		log_error("KVM_IRQ_LINE %u: %s", irq, strerror(errno));
-}

@@ -24,7 +24,4 @@ unsigned int kvm_alloc_memslot(struct vm *vm);
 int kvm_set_memslot(struct vm *vm, unsigned int slot, uint64_t gpa,
 		    uint64_t size, void *hva);
 
-/* Sets the level of a legacy (ISA) interrupt line. */
-void kvm_irq_line(struct vm *vm, unsigned int irq, bool level);
-
 #endif
