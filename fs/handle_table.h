@@ -8,26 +8,20 @@
 #include <stdint.h>
 
 #include "fs/host_fs.h"
+#include "fs/id_table.h"
 
 struct handle {
-	uint64_t fh;
+	struct id_entry entry; /* its id is the fh */
 	int fd;
 	bool writable; /* the guest opened it for writing */
 	bool is_dir;
 	enum host_fs_kind kind; /* of the file system the file is on */
 	/* Directory reads seek the shared fd and then read it: one at a time. */
 	pthread_mutex_t dir_lock;
-	uint64_t refs; /* the table's own plus requests in flight */
-	struct handle *next;
 };
 
 struct handle_table {
-	pthread_mutex_t lock;
-	struct handle **chains;
-	size_t buckets; /* a power of two */
-	size_t count;
-	size_t max;       /* a new handle past this many: -ENFILE */
-	uint64_t next_fh; /* grows only: handles are never reused */
+	struct id_table ids;
 };
 
 /* A table of at most max handles. */

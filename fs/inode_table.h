@@ -2,47 +2,39 @@
 #ifndef FSVM_INODE_TABLE_H
 #define FSVM_INODE_TABLE_H
 
-#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 
 #include "fs/host_fs.h"
+#include "fs/id_table.h"
 
 /* Set in the node id of an inode on a pseudo file system: the guest sees
  * it (a mount point, as an empty directory it cannot open) and nothing in
  * it, and a request can tell so from its node id alone. */
 #define INODE_SEALED (1ULL << 63)
 
-/* One host file the guest has looked up. fd, nodeid and type never change
+/* One host file the guest has looked up. fd, node id and type never change
  * while a caller holds a reference from inode_get(). */
 struct inode {
-	uint64_t nodeid;
+	/* Its id is the node id, its guest references the lookup count. */
+	struct id_entry entry;
 	dev_t dev;
 	ino_t ino;
 	int fd;          /* O_PATH|O_NOFOLLOW: names the file, opens nothing */
 	mode_t type;     /* S_IFMT bits */
 	enum host_fs_kind kind;
-	uint64_t nlookup; /* the guest's references (FUSE lookup count) */
-	uint64_t refs;   /* the table's own plus requests in flight */
-	struct inode *next_by_id;
-	struct inode *next_by_key;
 };
 
 struct inode_table {
-	pthread_mutex_t lock;
-	struct inode **by_id;  /* hash chains by node id */
-	struct inode **by_key; /* hash chains by (dev, ino) */
-	size_t buckets;        /* a power of two, shared by both */
-	size_t count;
-	size_t max;            /* a new inode past this many: -ENFILE */
-	uint64_t next_nodeid;  /* grows only: node ids are never reused */
-	struct inode *root;
+	struct id_table ids; /* keyed by (dev, ino) */
+	struct inode *root;  /* pinned */
 };
 
-/* Makes root_fd (O_PATH, taken over; on a file system of the given kind)
- * node id 1, in a table of at most max inodes. Returns 0 or -errno. */
+/* Makes root_fd (O_PATH, taken over once this succeeds; on a file system
+ * of the given kind) node id 1, in a table of at most max inodes, root
+ * included. Returns 0 or -errno. */
 int inode_table_init(struct inode_table *t, int root_fd,
 		     const struct stat *root_st, enum host_fs_kind kind,
 		     size_t max);
