@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "fs/fuse_server.h"
-#include "virtio/virtq.h"
+#include "virtio/split_ring.h"
 #include "vmm/core/guest_mem.h"
 
 #define RING 256

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "virtio/virtq.h"
+#include "virtio/split_ring.h"
 
 /* One queue as the device sees it once the driver is ready. */
 struct virtio_queue {

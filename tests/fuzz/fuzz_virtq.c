@@ -4,7 +4,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "virtio/virtq.h"
+#include "virtio/split_ring.h"
 #include "vmm/core/guest_mem.h"
 
 #define MEM_SIZE 0x10000

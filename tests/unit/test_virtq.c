@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "virtio/virtq.h"
+#include "virtio/split_ring.h"
 #include "vmm/core/guest_mem.h"
 
 #define RAM_SIZE 0x100000

@@ -1,6 +1,6 @@
 /* Split-ring walker with chain length caps, loop detection, indirect
  * tables, and EVENT_IDX notification suppression. */
-#include "virtio/virtq.h"
+#include "virtio/split_ring.h"
 
 #include <errno.h>
 #include <string.h>

@@ -1,8 +1,8 @@
 /* Split virtqueue engine: walks descriptor chains the guest made available,
  * translating every buffer through the guest-memory accessor, and returns
  * them as used. Every index and descriptor is treated as hostile. */
-#ifndef FSVM_VIRTQ_H
-#define FSVM_VIRTQ_H
+#ifndef FSVM_SPLIT_RING_H
+#define FSVM_SPLIT_RING_H
 
 #include <linux/virtio_ring.h>
 #include <stdbool.h>
