@@ -42,8 +42,8 @@ static const char *const op_names[] = { "lookup", "getattr", "read4k",
 
 static uint8_t *ram;
 static struct guest_mem mem;
-static struct virtq vq;
-static struct virtq_chain chain;
+static struct split_ring vq;
+static struct desc_chain chain;
 static struct fuse_server *srv;
 static uint64_t unique, root_fh, file_node;
 static char share[] = "/tmp/fsvm-bench-XXXXXX";
@@ -145,12 +145,12 @@ static void offer(enum op op, uint64_t first, unsigned int n)
 /* The device's side: exactly what a virtio-fs worker does per chain. */
 static void drain(void)
 {
-	while (virtq_pop(&vq, &chain) > 0) {
+	while (split_ring_pop(&vq, &chain) > 0) {
 		size_t len = fuse_server_handle(srv, chain.readable,
 						chain.nr_readable, chain.writable,
 						chain.nr_writable, NULL);
-		virtq_push(&vq, chain.head, (uint32_t)len);
-		(void)virtq_should_interrupt(&vq);
+		split_ring_push(&vq, chain.head, (uint32_t)len);
+		(void)split_ring_should_interrupt(&vq);
 	}
 }
 
@@ -250,9 +250,9 @@ static void set_up(void)
 		die("guest RAM");
 	mem = (struct guest_mem){ .memfd = -1 };
 	guest_mem_add(&mem, 0, RAM, ram);
-	if (virtq_init(&vq, &mem, RING, DESC_GPA, AVAIL_GPA, USED_GPA, true,
-		       false))
-		die("virtq_init");
+	if (split_ring_init(&vq, &mem, RING, DESC_GPA, AVAIL_GPA, USED_GPA,
+			    true, false))
+		die("split_ring_init");
 }
 
 int main(int argc, char **argv)

@@ -25,14 +25,14 @@ struct virtio_fs_worker {
 	/* Used ring and interrupt: the worker and the threads that finish
 	 * waiting requests (fs/fuse_wait.c) both return chains. */
 	pthread_mutex_t push_lock;
-	struct virtq_chain chain;
+	struct desc_chain chain;
 };
 
 static void virtio_fs_push(struct virtio_fs_worker *w, uint16_t head,
 			   size_t len)
 {
 	pthread_mutex_lock(&w->push_lock);
-	virtq_push(&w->queue->vq, head, (uint32_t)len);
+	split_ring_push(&w->queue->ring, head, (uint32_t)len);
 	virtio_queue_interrupt(w->queue);
 	pthread_mutex_unlock(&w->push_lock);
 }
@@ -47,13 +47,13 @@ static void virtio_fs_complete(void *opaque, uint64_t head, size_t len)
 static bool virtio_fs_drain(struct virtio_fs_worker *w)
 {
 	struct virtio_queue *q = w->queue;
-	if (!q->vq.size)
+	if (!q->ring.size)
 		return true; /* the driver left it disabled: no rings */
 	do {
-		virtq_set_notification(&q->vq, false);
+		split_ring_set_notification(&q->ring, false);
 		int got;
-		while ((got = virtq_pop(&q->vq, &w->chain)) > 0) {
-			const struct virtq_chain *c = &w->chain;
+		while ((got = split_ring_pop(&q->ring, &w->chain)) > 0) {
+			const struct desc_chain *c = &w->chain;
 			struct fuse_completion later = {
 				.done = virtio_fs_complete, .opaque = w,
 				.token = c->head};
@@ -80,7 +80,7 @@ static bool virtio_fs_drain(struct virtio_fs_worker *w)
 				  w->index, strerror(-got));
 			return false;
 		}
-	} while (virtq_set_notification(&q->vq, true));
+	} while (split_ring_set_notification(&q->ring, true));
 	return true;
 }
 

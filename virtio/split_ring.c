@@ -9,28 +9,28 @@
 #define READ_ONCE(x) (*(const volatile __typeof__(x) *)&(x))
 #define WRITE_ONCE(x, v) (*(volatile __typeof__(x) *)&(x) = (v))
 
-static inline void virtq_mb(void)
+static inline void split_ring_mb(void)
 {
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
 
-static inline void virtq_rmb(void)
+static inline void split_ring_rmb(void)
 {
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 }
 
-static inline void virtq_wmb(void)
+static inline void split_ring_wmb(void)
 {
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
-int virtq_init(struct virtq *q, const struct guest_mem *mem, uint16_t size,
-	       uint64_t desc_gpa, uint64_t avail_gpa, uint64_t used_gpa,
-	       bool event_idx, bool indirect)
+int split_ring_init(struct split_ring *q, const struct guest_mem *mem,
+		    uint16_t size, uint64_t desc_gpa, uint64_t avail_gpa,
+		    uint64_t used_gpa, bool event_idx, bool indirect)
 {
 	memset(q, 0, sizeof(*q));
 	/* Split rings are a power of two in size (virtio 1.x, 2.7). */
-	if (size == 0 || (size & (size - 1)) || size > VIRTQ_MAX_SIZE)
+	if (size == 0 || (size & (size - 1)) || size > SPLIT_RING_MAX_SIZE)
 		return -EINVAL;
 	if ((desc_gpa & 15) || (avail_gpa & 1) || (used_gpa & 3))
 		return -EINVAL;
@@ -54,7 +54,7 @@ int virtq_init(struct virtq *q, const struct guest_mem *mem, uint16_t size,
 	return 0;
 }
 
-static int chain_add(struct virtq_chain *c, const struct guest_mem *mem,
+static int chain_add(struct desc_chain *c, const struct guest_mem *mem,
 		     uint64_t addr, uint32_t len, bool writable)
 {
 	if (len == 0)
@@ -62,7 +62,7 @@ static int chain_add(struct virtq_chain *c, const struct guest_mem *mem,
 	if (!writable && c->nr_writable)
 		return -EINVAL; /* readable after writable: spec violation */
 	int *n = writable ? &c->nr_writable : &c->nr_readable;
-	if (*n == VIRTQ_MAX_SEGS)
+	if (*n == DESC_CHAIN_MAX_SEGS)
 		return -E2BIG;
 	void *p = guest_ptr(mem, addr, len);
 	if (!p) {
@@ -75,7 +75,7 @@ static int chain_add(struct virtq_chain *c, const struct guest_mem *mem,
 }
 
 /* Walks an indirect table: it may not chain further indirect tables. */
-static int walk_indirect(struct virtq *q, struct virtq_chain *c,
+static int walk_indirect(struct split_ring *q, struct desc_chain *c,
 			 uint64_t addr, uint32_t len)
 {
 	if (!q->indirect || len == 0 || len % sizeof(struct vring_desc))
@@ -104,7 +104,7 @@ static int walk_indirect(struct virtq *q, struct virtq_chain *c,
 	}
 }
 
-int virtq_pop(struct virtq *q, struct virtq_chain *c)
+int split_ring_pop(struct split_ring *q, struct desc_chain *c)
 {
 	uint16_t avail_idx = READ_ONCE(q->avail->idx);
 	uint16_t pending = (uint16_t)(avail_idx - q->last_avail);
@@ -112,7 +112,7 @@ int virtq_pop(struct virtq *q, struct virtq_chain *c)
 		return 0;
 	if (pending > q->size)
 		return -EINVAL; /* the guest claims more entries than exist */
-	virtq_rmb(); /* ring entries are read after the index */
+	split_ring_rmb(); /* ring entries are read after the index */
 
 	uint16_t head = READ_ONCE(q->avail->ring[q->last_avail % q->size]);
 	if (head >= q->size)
@@ -147,19 +147,19 @@ int virtq_pop(struct virtq *q, struct virtq_chain *c)
 	}
 }
 
-void virtq_push(struct virtq *q, uint16_t head, uint32_t len)
+void split_ring_push(struct split_ring *q, uint16_t head, uint32_t len)
 {
 	struct vring_used_elem *e = &q->used->ring[q->used_idx % q->size];
 	WRITE_ONCE(e->id, head);
 	WRITE_ONCE(e->len, len);
-	virtq_wmb(); /* the entry is visible before the index moves */
+	split_ring_wmb(); /* the entry is visible before the index moves */
 	q->used_idx++;
 	WRITE_ONCE(q->used->idx, q->used_idx);
 }
 
-bool virtq_should_interrupt(struct virtq *q)
+bool split_ring_should_interrupt(struct split_ring *q)
 {
-	virtq_mb(); /* our used->idx store is ordered before reading flags */
+	split_ring_mb(); /* used->idx is stored before flags are read */
 	if (!q->event_idx)
 		return !(READ_ONCE(q->avail->flags) & VRING_AVAIL_F_NO_INTERRUPT);
 	uint16_t old = q->signalled;
@@ -170,7 +170,7 @@ bool virtq_should_interrupt(struct virtq *q)
 	return !valid || vring_need_event(used_event, q->used_idx, old);
 }
 
-bool virtq_set_notification(struct virtq *q, bool enable)
+bool split_ring_set_notification(struct split_ring *q, bool enable)
 {
 	if (q->event_idx) {
 		/* With EVENT_IDX
@@ -184,6 +184,6 @@ bool virtq_set_notification(struct virtq *q, bool enable)
 	}
 	if (!enable)
 		return false;
-	virtq_mb(); /* publish before re-checking for new buffers */
+	split_ring_mb(); /* publish before re-checking for new buffers */
 	return READ_ONCE(q->avail->idx) != q->last_avail;
 }

@@ -11,11 +11,11 @@
 
 #include "vmm/core/guest_mem.h"
 
-#define VIRTQ_MAX_SIZE 32768
+#define SPLIT_RING_MAX_SIZE 32768
 /* Enough for a 1 MiB FUSE request in 4 KiB pages plus its headers. */
-#define VIRTQ_MAX_SEGS 1024
+#define DESC_CHAIN_MAX_SEGS 1024
 
-struct virtq {
+struct split_ring {
 	const struct guest_mem *mem;
 	uint16_t size;
 	bool event_idx;     /* VIRTIO_RING_F_EVENT_IDX negotiated */
@@ -32,7 +32,7 @@ struct virtq {
 };
 
 /* One descriptor chain: device-readable buffers first, then writable. */
-struct virtq_chain {
+struct desc_chain {
 	uint16_t head;
 	/* A buffer lay outside guest RAM and is left out: the request can only
 	 * be failed. The guest's own direct I/O does that with a buffer in a
@@ -40,30 +40,30 @@ struct virtq_chain {
 	bool unreachable;
 	int nr_readable;
 	int nr_writable;
-	struct iovec readable[VIRTQ_MAX_SEGS];
-	struct iovec writable[VIRTQ_MAX_SEGS];
+	struct iovec readable[DESC_CHAIN_MAX_SEGS];
+	struct iovec writable[DESC_CHAIN_MAX_SEGS];
 };
 
 /* Validates and maps the rings at the given guest addresses. */
-int virtq_init(struct virtq *q, const struct guest_mem *mem, uint16_t size,
-	       uint64_t desc_gpa, uint64_t avail_gpa, uint64_t used_gpa,
-	       bool event_idx, bool indirect);
+int split_ring_init(struct split_ring *q, const struct guest_mem *mem,
+		    uint16_t size, uint64_t desc_gpa, uint64_t avail_gpa,
+		    uint64_t used_gpa, bool event_idx, bool indirect);
 
 /* Takes the next available chain. Returns 1 with *chain filled, 0 when the
  * ring is empty, or a negative errno for a malformed ring or chain (the
  * device must then stop using the queue). A buffer outside guest RAM is
- * not malformed: see virtq_chain.unreachable. */
-int virtq_pop(struct virtq *q, struct virtq_chain *chain);
+ * not malformed: see desc_chain.unreachable. */
+int split_ring_pop(struct split_ring *q, struct desc_chain *chain);
 
 /* Returns a chain to the guest with len bytes written into it. */
-void virtq_push(struct virtq *q, uint16_t head, uint32_t len);
+void split_ring_push(struct split_ring *q, uint16_t head, uint32_t len);
 
 /* True when the guest wants an interrupt for what was pushed since the
  * last one (honours EVENT_IDX / VRING_AVAIL_F_NO_INTERRUPT). */
-bool virtq_should_interrupt(struct virtq *q);
+bool split_ring_should_interrupt(struct split_ring *q);
 
 /* Asks the guest not to notify (while draining) or to notify again. With
  * enable, returns true if buffers arrived meanwhile (drain again). */
-bool virtq_set_notification(struct virtq *q, bool enable);
+bool split_ring_set_notification(struct split_ring *q, bool enable);
 
 #endif

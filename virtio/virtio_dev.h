@@ -12,7 +12,7 @@
 
 /* One queue as the device sees it once the driver is ready. */
 struct virtio_queue {
-	struct virtq vq;
+	struct split_ring ring;
 	int kick_fd; /* readable after the guest notified this queue */
 	int call_fd; /* written to raise the queue's interrupt; -1: none */
 	/* Where the transport keeps the interrupt's cause for a driver that

@@ -36,9 +36,9 @@ static void bad_access(struct virtio_mmio *m, uint64_t off, bool is_write,
 		  is_write ? "write" : "read", (unsigned long long)off);
 }
 
-static struct virtio_queue_cfg *selected_queue(struct virtio_mmio *m)
+static struct ring_setup *selected_queue(struct virtio_mmio *m)
 {
-	return m->queue_select < m->dev->num_queues ? &m->qcfg[m->queue_select]
+	return m->queue_select < m->dev->num_queues ? &m->rings[m->queue_select]
 						     : NULL;
 }
 
@@ -56,7 +56,7 @@ static void queue_doorbells(struct virtio_mmio *m, bool assign)
 	if (!m->plugged)
 		return; /* off the bus (unit tests): all via queue_notify() */
 	for (unsigned int q = 0; q < m->dev->num_queues; q++) {
-		if (!m->qcfg[q].enabled)
+		if (!m->rings[q].enabled)
 			continue;
 		int err = irq_ioeventfd(m->vm, m->base + VIRTIO_MMIO_QUEUE_NOTIFY,
 					REG_SIZE, q, m->queues[q].kick_fd,
@@ -71,7 +71,7 @@ static void queue_doorbells(struct virtio_mmio *m, bool assign)
 static void queue_notify(struct virtio_mmio *m, uint32_t q)
 {
 	uint64_t one = 1;
-	if (q < m->dev->num_queues && m->qcfg[q].enabled &&
+	if (q < m->dev->num_queues && m->rings[q].enabled &&
 	    write(m->queues[q].kick_fd, &one, sizeof(one)) < 0)
 		log_error("virtio-mmio: kick queue %u: %s", q, strerror(errno));
 }
@@ -84,7 +84,7 @@ static void virtio_mmio_reset(struct virtio_mmio *m)
 		m->active = false;
 	}
 	for (unsigned int q = 0; q < m->dev->num_queues; q++) {
-		m->qcfg[q] = (struct virtio_queue_cfg){
+		m->rings[q] = (struct ring_setup){
 			.size = m->dev->queue_max_size};
 		uint64_t drain;
 		while (read(m->queues[q].kick_fd, &drain, sizeof(drain)) > 0)
@@ -103,8 +103,8 @@ static void virtio_mmio_reset(struct virtio_mmio *m)
 static void virtio_mmio_activate(struct virtio_mmio *m)
 {
 	for (unsigned int q = 0; q < m->dev->num_queues; q++)
-		m->queues[q].call_fd = m->qcfg[q].enabled ? m->irq_fd : -1;
-	m->active = virtio_device_start(m->dev, &m->vm->mem, m->qcfg,
+		m->queues[q].call_fd = m->rings[q].enabled ? m->irq_fd : -1;
+	m->active = virtio_device_start(m->dev, &m->vm->mem, m->rings,
 					m->queues, m->driver_features,
 					&m->status, "virtio-mmio");
 	if (m->active)
@@ -113,7 +113,7 @@ static void virtio_mmio_activate(struct virtio_mmio *m)
 
 static uint32_t reg_read(struct virtio_mmio *m, uint64_t off)
 {
-	const struct virtio_queue_cfg *q = selected_queue(m);
+	const struct ring_setup *q = selected_queue(m);
 	switch (off) {
 	case VIRTIO_MMIO_MAGIC_VALUE:
 		return MMIO_MAGIC;
@@ -150,7 +150,7 @@ static uint32_t reg_read(struct virtio_mmio *m, uint64_t off)
 }
 
 /* The ring address registers: low word first, high word 4 bytes on. */
-static uint64_t *ring_addr(struct virtio_queue_cfg *q, uint64_t off)
+static uint64_t *ring_addr(struct ring_setup *q, uint64_t off)
 {
 	switch (off & ~4ULL) {
 	case VIRTIO_MMIO_QUEUE_DESC_LOW:
@@ -167,7 +167,7 @@ static uint64_t *ring_addr(struct virtio_queue_cfg *q, uint64_t off)
 /* Returns false for a write the spec forbids or that names nothing. */
 static bool reg_write(struct virtio_mmio *m, uint64_t off, uint32_t v)
 {
-	struct virtio_queue_cfg *q = selected_queue(m);
+	struct ring_setup *q = selected_queue(m);
 	/* Ring layout may change only while the queue is not ready. */
 	bool q_writable = q && !q->enabled && !m->active;
 	uint64_t *addr;

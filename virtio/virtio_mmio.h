@@ -39,7 +39,7 @@ struct virtio_mmio {
 	uint32_t shm_select;
 	uint8_t status;
 	bool active; /* DRIVER_OK seen and the device activated */
-	struct virtio_queue_cfg qcfg[VIRTIO_MMIO_MAX_QUEUES];
+	struct ring_setup rings[VIRTIO_MMIO_MAX_QUEUES];
 	struct virtio_queue queues[VIRTIO_MMIO_MAX_QUEUES];
 };
 

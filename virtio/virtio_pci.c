@@ -138,7 +138,7 @@ static void virtio_pci_cfg_written(struct pci_dev *pci, unsigned int off,
 static void queue_doorbells(struct virtio_pci *vp, uint64_t base, bool assign)
 {
 	for (unsigned int q = 0; q < vp->dev->num_queues; q++) {
-		if (!vp->qcfg[q].enabled)
+		if (!vp->rings[q].enabled)
 			continue;
 		int err = irq_ioeventfd(vp->vm,
 					base + BAR0_NOTIFY + q * NOTIFY_MULTIPLIER,
@@ -157,7 +157,7 @@ static void virtio_pci_reset(struct virtio_pci *vp)
 		vp->active = false;
 	}
 	for (unsigned int q = 0; q < vp->dev->num_queues; q++) {
-		vp->qcfg[q] = (struct virtio_queue_cfg){
+		vp->rings[q] = (struct ring_setup){
 			.size = vp->dev->queue_max_size};
 		vp->qvector[q] = VIRTIO_MSI_NO_VECTOR;
 		uint64_t drain;
@@ -179,10 +179,10 @@ static void virtio_pci_activate(struct virtio_pci *vp)
 {
 	for (unsigned int q = 0; q < vp->dev->num_queues; q++)
 		vp->queues[q].call_fd =
-			vp->qcfg[q].enabled && vp->qvector[q] < vp->nr_vectors
+			vp->rings[q].enabled && vp->qvector[q] < vp->nr_vectors
 				? vp->vector_fd[vp->qvector[q]]
 				: -1;
-	vp->active = virtio_device_start(vp->dev, &vp->vm->mem, vp->qcfg,
+	vp->active = virtio_device_start(vp->dev, &vp->vm->mem, vp->rings,
 					 vp->queues, vp->driver_features,
 					 &vp->status, "virtio-pci");
 	if (vp->active)
@@ -200,10 +200,10 @@ static void virtio_pci_set_status(struct virtio_pci *vp, uint8_t status)
 
 /* --- the common configuration structure. */
 
-static struct virtio_queue_cfg *selected_queue(struct virtio_pci *vp)
+static struct ring_setup *selected_queue(struct virtio_pci *vp)
 {
 	return vp->queue_select < vp->dev->num_queues
-		       ? &vp->qcfg[vp->queue_select]
+		       ? &vp->rings[vp->queue_select]
 		       : NULL;
 }
 
@@ -222,7 +222,7 @@ static void common_read(struct virtio_pci *vp, uint64_t off, uint8_t *data,
 	c.device_status = vp->status;
 	c.config_generation = vp->config_generation;
 	c.queue_select = vp->queue_select;
-	const struct virtio_queue_cfg *q = selected_queue(vp);
+	const struct ring_setup *q = selected_queue(vp);
 	if (q) {
 		c.queue_size = q->size;
 		c.queue_msix_vector = vp->qvector[vp->queue_select];
@@ -247,7 +247,7 @@ static void common_write(struct virtio_pci *vp, uint64_t off,
 {
 	uint32_t v = 0;
 	memcpy(&v, data, size < 4 ? size : 4);
-	struct virtio_queue_cfg *q = selected_queue(vp);
+	struct ring_setup *q = selected_queue(vp);
 	/* Ring layout may change only while the queue is disabled. */
 	bool q_writable = q && !q->enabled && !vp->active;
 
@@ -312,7 +312,7 @@ static void notify_write(struct virtio_pci *vp, uint64_t off)
 {
 	uint64_t q = off / NOTIFY_MULTIPLIER;
 	uint64_t one = 1;
-	if (q < vp->dev->num_queues && vp->qcfg[q].enabled &&
+	if (q < vp->dev->num_queues && vp->rings[q].enabled &&
 	    write(vp->queues[q].kick_fd, &one, sizeof(one)) < 0)
 		log_error("virtio-pci: kick queue %llu: %s",
 			  (unsigned long long)q, strerror(errno));

@@ -35,7 +35,7 @@ struct virtio_pci {
 	uint8_t config_generation;
 	uint16_t queue_select;
 	uint8_t isr;
-	struct virtio_queue_cfg qcfg[VIRTIO_PCI_MAX_QUEUES];
+	struct ring_setup rings[VIRTIO_PCI_MAX_QUEUES];
 	uint16_t qvector[VIRTIO_PCI_MAX_QUEUES]; /* MSI-X vector per queue */
 	struct virtio_queue queues[VIRTIO_PCI_MAX_QUEUES];
 	bool active;  /* DRIVER_OK seen and the device activated */

@@ -6,7 +6,7 @@
 
 void virtio_queue_interrupt(struct virtio_queue *q)
 {
-	if (q->call_fd < 0 || !virtq_should_interrupt(&q->vq))
+	if (q->call_fd < 0 || !split_ring_should_interrupt(&q->ring))
 		return;
 	if (q->int_status)
 		atomic_fetch_or(q->int_status, 1u);

@@ -47,7 +47,7 @@ bool virtio_status_write(const struct virtio_dev *dev, uint8_t *status,
 }
 
 static int queues_map(const struct virtio_dev *dev, const struct guest_mem *mem,
-		      const struct virtio_queue_cfg *cfg,
+		      const struct ring_setup *cfg,
 		      struct virtio_queue *queues, uint64_t features,
 		      const char *transport)
 {
@@ -56,10 +56,10 @@ static int queues_map(const struct virtio_dev *dev, const struct guest_mem *mem,
 	for (unsigned int q = 0; q < dev->num_queues; q++) {
 		if (!cfg[q].enabled) {
 			/* No rings (size 0): the device must not touch it. */
-			memset(&queues[q].vq, 0, sizeof(queues[q].vq));
+			memset(&queues[q].ring, 0, sizeof(queues[q].ring));
 			continue;
 		}
-		int err = virtq_init(&queues[q].vq, mem, cfg[q].size,
+		int err = split_ring_init(&queues[q].ring, mem, cfg[q].size,
 				     cfg[q].desc, cfg[q].avail, cfg[q].used,
 				     event_idx, indirect);
 		if (err) {
@@ -73,7 +73,7 @@ static int queues_map(const struct virtio_dev *dev, const struct guest_mem *mem,
 
 bool virtio_device_start(const struct virtio_dev *dev,
 			 const struct guest_mem *mem,
-			 const struct virtio_queue_cfg *cfg,
+			 const struct ring_setup *cfg,
 			 struct virtio_queue *queues, uint64_t features,
 			 uint8_t *status, const char *transport)
 {

@@ -10,8 +10,9 @@
 #include "virtio/virtio_dev.h"
 #include "vmm/core/guest_mem.h"
 
-/* One queue as the driver set it up before DRIVER_OK. */
-struct virtio_queue_cfg {
+/* One queue's rings as the driver programs them before DRIVER_OK: their
+ * size, guest addresses and whether the queue is enabled. */
+struct ring_setup {
 	uint16_t size;
 	bool enabled;
 	uint64_t desc, avail, used;
@@ -41,7 +42,7 @@ bool virtio_status_write(const struct virtio_dev *dev, uint8_t *status,
  * NEEDS_RESET in *status. Returns true when the device runs. */
 bool virtio_device_start(const struct virtio_dev *dev,
 			 const struct guest_mem *mem,
-			 const struct virtio_queue_cfg *cfg,
+			 const struct ring_setup *cfg,
 			 struct virtio_queue *queues, uint64_t features,
 			 uint8_t *status, const char *transport);
 

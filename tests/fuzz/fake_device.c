@@ -30,7 +30,7 @@ static bool has(uint64_t features, unsigned int bit)
 /* A live queue's rings lie in guest RAM with the negotiated layout, each
  * with the 16-bit event field after it. */
 static void check_rings(const struct fake_device *f, unsigned int q,
-			const struct virtq *vq, uint64_t features)
+			const struct split_ring *vq, uint64_t features)
 {
 	uint16_t n = vq->size;
 	fuzz_assert(n <= f->dev.queue_max_size && !(n & (n - 1)),
@@ -64,9 +64,9 @@ static int fake_activate(void *opaque, struct virtio_queue *queues,
 		    "started with features %#llx", (unsigned long long)features);
 	for (unsigned int q = 0; q < nr; q++) {
 		fuzz_assert(queues[q].kick_fd >= 0, "queue %u has no doorbell", q);
-		if (queues[q].vq.size)
-			check_rings(f, q, &queues[q].vq, features);
-		f->given[q] = queues[q].vq;
+		if (queues[q].ring.size)
+			check_rings(f, q, &queues[q].ring, features);
+		f->given[q] = queues[q].ring;
 		f->broken[q] = false;
 	}
 	f->queues = queues;
@@ -103,7 +103,8 @@ void fake_device_check(const struct fake_device *f)
 	if (!f->active)
 		return;
 	for (unsigned int q = 0; q < f->dev.num_queues; q++) {
-		const struct virtq *now = &f->queues[q].vq, *was = &f->given[q];
+		const struct split_ring *now = &f->queues[q].ring;
+		const struct split_ring *was = &f->given[q];
 		fuzz_assert(now->mem == was->mem && now->size == was->size &&
 			    now->desc == was->desc && now->avail == was->avail &&
 			    now->used == was->used &&
@@ -121,12 +122,12 @@ static volatile uint8_t read_sum;
 /* Reads what the driver wrote, fills what it gave to be written; returns
  * the bytes written. */
 static uint32_t use_chain(const struct fake_device *f,
-			  const struct virtq_chain *c)
+			  const struct desc_chain *c)
 {
 	uint64_t written = 0;
-	fuzz_assert(c->nr_readable <= VIRTQ_MAX_SEGS &&
-		    c->nr_writable <= VIRTQ_MAX_SEGS, "chain of %d+%d buffers",
-		    c->nr_readable, c->nr_writable);
+	fuzz_assert(c->nr_readable <= DESC_CHAIN_MAX_SEGS &&
+		    c->nr_writable <= DESC_CHAIN_MAX_SEGS,
+		    "chain of %d+%d buffers", c->nr_readable, c->nr_writable);
 	for (int i = 0; i < c->nr_readable; i++) {
 		const struct iovec *v = &c->readable[i];
 		fuzz_assert(in_ram(f->mem, v->iov_base, v->iov_len),
@@ -150,13 +151,13 @@ static void drain(struct fake_device *f, unsigned int q)
 {
 	struct virtio_queue *queue = &f->queues[q];
 	do {
-		virtq_set_notification(&queue->vq, false);
+		split_ring_set_notification(&queue->ring, false);
 		int got;
-		while ((got = virtq_pop(&queue->vq, &f->chain)) > 0) {
+		while ((got = split_ring_pop(&queue->ring, &f->chain)) > 0) {
 			/* A chain with a buffer out of reach is answered
 			 * too (virtio-fs fails it): its other buffers are
 			 * used all the same. */
-			virtq_push(&queue->vq, f->chain.head,
+			split_ring_push(&queue->ring, f->chain.head,
 				   use_chain(f, &f->chain));
 			virtio_queue_interrupt(queue);
 		}
@@ -164,7 +165,7 @@ static void drain(struct fake_device *f, unsigned int q)
 			f->broken[q] = true;
 			return;
 		}
-	} while (virtq_set_notification(&queue->vq, true));
+	} while (split_ring_set_notification(&queue->ring, true));
 }
 
 void fake_device_serve(struct fake_device *f)
@@ -175,7 +176,7 @@ void fake_device_serve(struct fake_device *f)
 		uint64_t kicks;
 		if (read(f->queues[q].kick_fd, &kicks, sizeof(kicks)) ==
 			    sizeof(kicks) &&
-		    f->queues[q].vq.size && !f->broken[q])
+		    f->queues[q].ring.size && !f->broken[q])
 			drain(f, q);
 	}
 }

@@ -19,11 +19,11 @@ struct fake_device {
 	/* From activation to reset: the queues it runs on, as handed over. */
 	bool active;
 	struct virtio_queue *queues;
-	struct virtq given[FAKE_MAX_QUEUES];
+	struct split_ring given[FAKE_MAX_QUEUES];
 	bool broken[FAKE_MAX_QUEUES]; /* a malformed ring: ignored until reset */
 	/* The next start fails, as a device's that cannot start its threads. */
 	bool refuse_start;
-	struct virtq_chain chain;
+	struct desc_chain chain;
 };
 
 /* A device with num_queues queues of up to queue_max_size entries offering

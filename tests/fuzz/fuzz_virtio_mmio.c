@@ -219,7 +219,8 @@ static bool fs_answered_all(void)
 	if (!transports[FS_DEVICE].active)
 		return true;
 	for (unsigned int q = 0; q < fs.dev.num_queues; q++) {
-		const struct virtq *vq = &transports[FS_DEVICE].queues[q].vq;
+		const struct split_ring *vq =
+			&transports[FS_DEVICE].queues[q].ring;
 		if (vq->size && *(volatile uint16_t *)&vq->used->idx !=
 					*(volatile uint16_t *)&vq->avail->idx)
 			return false;

@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint8_t *ram;
-	static struct virtq_chain chain;
+	static struct desc_chain chain;
 	if (!ram)
 		ram = mmap(NULL, MEM_SIZE, PROT_READ | PROT_WRITE,
 			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -31,12 +31,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	struct guest_mem mem = {.memfd = -1};
 	guest_mem_add(&mem, 0, MEM_SIZE, ram);
-	struct virtq q;
-	if (virtq_init(&q, &mem, QUEUE_SIZE, DESC_GPA, AVAIL_GPA, USED_GPA,
-		       event_idx, indirect))
+	struct split_ring q;
+	if (split_ring_init(&q, &mem, QUEUE_SIZE, DESC_GPA, AVAIL_GPA, USED_GPA,
+			    event_idx, indirect))
 		return 0;
 	for (int i = 0; i < 2 * QUEUE_SIZE; i++) {
-		if (virtq_pop(&q, &chain) <= 0)
+		if (split_ring_pop(&q, &chain) <= 0)
 			break;
 		/* Touch every buffer the walker handed out. */
 		for (int r = 0; r < chain.nr_readable; r++)
@@ -45,9 +45,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (int w = 0; w < chain.nr_writable; w++)
 			memset(chain.writable[w].iov_base, 0x5a,
 			       chain.writable[w].iov_len);
-		virtq_push(&q, chain.head, 0);
-		virtq_should_interrupt(&q);
-		virtq_set_notification(&q, true);
+		split_ring_push(&q, chain.head, 0);
+		split_ring_should_interrupt(&q);
+		split_ring_set_notification(&q, true);
 	}
 	return 0;
 }

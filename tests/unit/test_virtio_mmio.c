@@ -206,7 +206,7 @@ static void test_queue_setup_and_start(void **state)
 			 OK_STATUS | VIRTIO_CONFIG_S_DRIVER_OK);
 	wr(f, VIRTIO_MMIO_QUEUE_SEL, 1);
 	assert_int_equal(rd(f, VIRTIO_MMIO_QUEUE_READY), 1);
-	const struct virtq *vq = &f->m.queues[1].vq;
+	const struct split_ring *vq = &f->m.queues[1].ring;
 	assert_int_equal(vq->size, 64);
 	assert_true(vq->event_idx);
 	assert_false(vq->indirect);
@@ -227,8 +227,8 @@ static void test_queue_registers_frozen_when_live(void **state)
 	/* Ready: the layout stays. */
 	wr(f, VIRTIO_MMIO_QUEUE_NUM, 32);
 	wr64(f, VIRTIO_MMIO_QUEUE_DESC_LOW, 0x50000);
-	assert_int_equal(f->m.qcfg[0].size, 64);
-	assert_int_equal(f->m.qcfg[0].desc, 0x10000);
+	assert_int_equal(f->m.rings[0].size, 64);
+	assert_int_equal(f->m.rings[0].desc, 0x10000);
 	wr(f, VIRTIO_MMIO_STATUS, OK_STATUS | VIRTIO_CONFIG_S_DRIVER_OK);
 	/* Live: not even disabling it. */
 	wr(f, VIRTIO_MMIO_QUEUE_READY, 0);
@@ -236,10 +236,10 @@ static void test_queue_registers_frozen_when_live(void **state)
 	wr(f, VIRTIO_MMIO_QUEUE_SEL, 1);
 	wr(f, VIRTIO_MMIO_QUEUE_NUM, 32);
 	wr(f, VIRTIO_MMIO_QUEUE_READY, 1);
-	assert_int_equal(f->m.qcfg[1].size, MAX_SIZE);
-	assert_false(f->m.qcfg[1].enabled);
+	assert_int_equal(f->m.rings[1].size, MAX_SIZE);
+	assert_false(f->m.rings[1].enabled);
 	/* The queue the driver left disabled has no rings. */
-	assert_int_equal(f->m.queues[1].vq.size, 0);
+	assert_int_equal(f->m.queues[1].ring.size, 0);
 	assert_int_equal(f->m.queues[1].call_fd, -1);
 }
 
@@ -258,10 +258,10 @@ static void test_reset_clears_state(void **state)
 	for (uint32_t q = 0; q < NR_QUEUES; q++) {
 		wr(f, VIRTIO_MMIO_QUEUE_SEL, q);
 		assert_int_equal(rd(f, VIRTIO_MMIO_QUEUE_READY), 0);
-		assert_int_equal(f->m.qcfg[q].size, MAX_SIZE);
-		assert_int_equal(f->m.qcfg[q].desc, 0);
-		assert_int_equal(f->m.qcfg[q].avail, 0);
-		assert_int_equal(f->m.qcfg[q].used, 0);
+		assert_int_equal(f->m.rings[q].size, MAX_SIZE);
+		assert_int_equal(f->m.rings[q].desc, 0);
+		assert_int_equal(f->m.rings[q].avail, 0);
+		assert_int_equal(f->m.rings[q].used, 0);
 	}
 	/* A reset of a device never started tells it nothing. */
 	wr(f, VIRTIO_MMIO_STATUS, 0);
@@ -449,12 +449,12 @@ static void test_hostile_queue_values(void **state)
 	wr(f, VIRTIO_MMIO_QUEUE_READY, 2);
 	wr(f, VIRTIO_MMIO_STATUS, 0x100);
 	before.warned = f->m.warned;
-	assert_memory_equal(f->m.qcfg, before.qcfg, sizeof(before.qcfg));
+	assert_memory_equal(f->m.rings, before.rings, sizeof(before.rings));
 	assert_int_equal(f->m.status, before.status);
 	/* The real sizes still work. */
 	wr(f, VIRTIO_MMIO_QUEUE_NUM, MAX_SIZE);
 	wr(f, VIRTIO_MMIO_QUEUE_NUM, 1);
-	assert_int_equal(f->m.qcfg[0].size, 1);
+	assert_int_equal(f->m.rings[0].size, 1);
 }
 
 int main(void)

@@ -566,9 +566,9 @@ static void test_queue_setup_and_driver_ok(void **state)
 		assert_int_equal(common_rd(r, CC(queue_used_lo), 4),
 				 ring_gpa(q) + 0x8000);
 		const struct virtio_queue *vq = &r->vp.queues[q];
-		assert_int_equal(vq->vq.size, 64);
-		assert_true(vq->vq.event_idx);
-		assert_ptr_equal(vq->vq.desc, r->vm.mem.base + ring_gpa(q));
+		assert_int_equal(vq->ring.size, 64);
+		assert_true(vq->ring.event_idx);
+		assert_ptr_equal(vq->ring.desc, r->vm.mem.base + ring_gpa(q));
 		assert_int_equal(vq->call_fd, r->vp.vector_fd[q + 1]);
 		/* Its doorbell is KVM's now. */
 		assert_true(doorbell_at(r, r->bar0, q));
@@ -869,7 +869,7 @@ static void test_hostile_queue_select(void **state)
 		setup_queue(r, selects[i], 64, 1);
 		assert_int_equal(common_rd(r, CC(queue_desc_lo), 4), 0);
 	}
-	assert_memory_equal(r->vp.qcfg, before.qcfg, sizeof(before.qcfg));
+	assert_memory_equal(r->vp.rings, before.rings, sizeof(before.rings));
 	assert_memory_equal(r->vp.qvector, before.qvector, sizeof(before.qvector));
 	/* Sizes a split ring cannot have. */
 	common_wr(r, CC(queue_select), 0, 2);
