@@ -58,9 +58,10 @@ static void queue_doorbells(struct virtio_mmio *m, bool assign)
 	for (unsigned int q = 0; q < m->dev->num_queues; q++) {
 		if (!m->rings[q].enabled)
 			continue;
-		int err = irq_ioeventfd(m->vm, m->base + VIRTIO_MMIO_QUEUE_NOTIFY,
-					REG_SIZE, q, m->queues[q].kick_fd,
-					assign);
+		int err = kvm_set_doorbell(m->vm,
+					   m->base + VIRTIO_MMIO_QUEUE_NOTIFY,
+					   REG_SIZE, q, m->queues[q].kick_fd,
+					   assign);
 		if (err)
 			log_error("virtio-mmio: ioeventfd for queue %u: %s", q,
 				  strerror(-err));

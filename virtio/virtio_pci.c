@@ -140,9 +140,9 @@ static void queue_doorbells(struct virtio_pci *vp, uint64_t base, bool assign)
 	for (unsigned int q = 0; q < vp->dev->num_queues; q++) {
 		if (!vp->rings[q].enabled)
 			continue;
-		int err = irq_ioeventfd(vp->vm,
-					base + BAR0_NOTIFY + q * NOTIFY_MULTIPLIER,
-					2, -1, vp->queues[q].kick_fd, assign);
+		uint64_t addr = base + BAR0_NOTIFY + q * NOTIFY_MULTIPLIER;
+		int err = kvm_set_doorbell(vp->vm, addr, 2, -1,
+					   vp->queues[q].kick_fd, assign);
 		if (err)
 			log_error("virtio-pci: ioeventfd for queue %u: %s", q,
 				  strerror(-err));

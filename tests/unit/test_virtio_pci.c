@@ -243,9 +243,10 @@ static bool doorbell_at(struct rig *r, uint64_t bar0, uint32_t q)
 {
 	uint64_t addr = doorbell_addr(r, bar0, q);
 	int fd = r->vp.queues[q].kick_fd;
-	int err = irq_ioeventfd(&r->vm, addr, 2, -1, fd, false);
+	int err = kvm_set_doorbell(&r->vm, addr, 2, -1, fd, false);
 	if (!err)
-		assert_int_equal(irq_ioeventfd(&r->vm, addr, 2, -1, fd, true), 0);
+		assert_int_equal(kvm_set_doorbell(&r->vm, addr, 2, -1, fd, true),
+				 0);
 	else
 		assert_int_equal(err, -ENOENT);
 	return !err;

@@ -1,5 +1,5 @@
-/* Legacy IRQ lines, the KVM GSI routing table (legacy pins + MSI routes),
- * irqfd and ioeventfd. */
+/* Legacy IRQ lines, the KVM GSI routing table (legacy pins + MSI routes)
+ * and irqfd. */
 #include "vmm/core/irq.h"
 
 #include <errno.h>
@@ -112,18 +112,6 @@ int irq_irqfd(struct vm *vm, int fd, int gsi, bool assign)
 	struct kvm_irqfd irqfd = {.fd = (uint32_t)fd, .gsi = (uint32_t)gsi,
 				  .flags = assign ? 0 : KVM_IRQFD_FLAG_DEASSIGN};
 	return ioctl(vm->vm_fd, KVM_IRQFD, &irqfd) < 0 ? -errno : 0;
-}
-
-int irq_ioeventfd(struct vm *vm, uint64_t addr, unsigned int len,
-		  int64_t match, int fd, bool assign)
-{
-	struct kvm_ioeventfd ev = {.addr = addr, .len = len, .fd = fd,
-				   .flags = assign ? 0 : KVM_IOEVENTFD_FLAG_DEASSIGN};
-	if (match >= 0) {
-		ev.datamatch = (uint64_t)match;
-		ev.flags |= KVM_IOEVENTFD_FLAG_DATAMATCH;
-	}
-	return ioctl(vm->vm_fd, KVM_IOEVENTFD, &ev) < 0 ? -errno : 0;
 }
 
 void irq_set_line(struct vm *vm, unsigned int irq, bool level)

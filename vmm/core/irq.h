@@ -1,7 +1,6 @@
 /* Interrupts, in one place: legacy ISA lines, and for devices that live
- * outside the vCPU threads MSI routes in KVM's GSI table, irqfds that
- * raise them, and ioeventfds that turn guest doorbell writes into eventfd
- * signals without an exit. */
+ * outside the vCPU threads MSI routes in KVM's GSI table and irqfds that
+ * raise them. */
 #ifndef FSVM_IRQ_H
 #define FSVM_IRQ_H
 
@@ -23,10 +22,5 @@ int irq_alloc_msi_gsi(struct vm *vm);
 int irq_set_msi_route(struct vm *vm, int gsi, uint64_t addr, uint32_t data);
 /* Connects (or disconnects) an eventfd to raise gsi when written. */
 int irq_irqfd(struct vm *vm, int fd, int gsi, bool assign);
-/* Makes a len-byte guest write at MMIO addr signal fd instead of exiting:
- * any value when match is negative, else only that value (one doorbell
- * register for several queues). Deassigning takes the same match. */
-int irq_ioeventfd(struct vm *vm, uint64_t addr, unsigned int len,
-		  int64_t match, int fd, bool assign);
 
 #endif

@@ -1,4 +1,4 @@
-/* /dev/kvm, VM creation, interrupt controllers and memory slots. */
+/* /dev/kvm, VM creation, interrupt controllers, memory slots, doorbells. */
 #include "vmm/core/kvm.h"
 
 #include <errno.h>
@@ -99,4 +99,16 @@ int kvm_set_memslot(struct vm *vm, unsigned int slot, uint64_t gpa,
 	return ioctl(vm->vm_fd, KVM_SET_USER_MEMORY_REGION, &region) < 0
 		       ? -errno
 		       : 0;
+}
+
+int kvm_set_doorbell(struct vm *vm, uint64_t addr, unsigned int len,
+		     int64_t match, int fd, bool assign)
+{
+	struct kvm_ioeventfd ev = {.addr = addr, .len = len, .fd = fd,
+				   .flags = assign ? 0 : KVM_IOEVENTFD_FLAG_DEASSIGN};
+	if (match >= 0) {
+		ev.datamatch = (uint64_t)match;
+		ev.flags |= KVM_IOEVENTFD_FLAG_DATAMATCH;
+	}
+	return ioctl(vm->vm_fd, KVM_IOEVENTFD, &ev) < 0 ? -errno : 0;
 }
