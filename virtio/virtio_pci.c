@@ -168,7 +168,6 @@ static void virtio_pci_reset(struct virtio_pci *vp)
 	vp->device_feature_select = vp->driver_feature_select = 0;
 	vp->config_vector = VIRTIO_MSI_NO_VECTOR;
 	vp->queue_select = 0;
-	vp->isr = 0;
 	vp->status = 0;
 }
 
@@ -210,6 +209,7 @@ static struct ring_setup *selected_queue(struct virtio_pci *vp)
 static void common_read(struct virtio_pci *vp, uint64_t off, uint8_t *data,
 			unsigned int size)
 {
+	/* config_generation stays 0: the device config never changes. */
 	struct virtio_pci_common_cfg c = {0};
 	c.device_feature_select = vp->device_feature_select;
 	c.device_feature = virtio_feature_word(vp->dev->features,
@@ -220,7 +220,6 @@ static void common_read(struct virtio_pci *vp, uint64_t off, uint8_t *data,
 	c.msix_config = vp->config_vector;
 	c.num_queues = vp->dev->num_queues;
 	c.device_status = vp->status;
-	c.config_generation = vp->config_generation;
 	c.queue_select = vp->queue_select;
 	const struct ring_setup *q = selected_queue(vp);
 	if (q) {
@@ -334,11 +333,10 @@ static void virtio_pci_bar_access(struct pci_dev *pci, int bar, uint64_t off,
 		else
 			common_read(vp, off - BAR0_COMMON, data, size);
 	} else if (off < BAR0_DEVICE) {
-		if (!is_write) {
+		/* ISR status serves INTx, which the device lacks (no interrupt
+		 * pin): with MSI-X no cause is ever set, so it reads 0. */
+		if (!is_write)
 			memset(data, 0, size);
-			data[0] = vp->isr; /* reading acknowledges */
-			vp->isr = 0;
-		}
 	} else if (off < BAR0_NOTIFY) {
 		uint64_t o = off - BAR0_DEVICE;
 		if (!is_write) {

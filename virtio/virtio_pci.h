@@ -32,9 +32,7 @@ struct virtio_pci {
 	uint64_t driver_features;
 	uint16_t config_vector;
 	uint8_t status;
-	uint8_t config_generation;
 	uint16_t queue_select;
-	uint8_t isr;
 	struct ring_setup rings[VIRTIO_PCI_MAX_QUEUES];
 	uint16_t qvector[VIRTIO_PCI_MAX_QUEUES]; /* MSI-X vector per queue */
 	struct virtio_queue queues[VIRTIO_PCI_MAX_QUEUES];
