@@ -2,11 +2,9 @@
 #include "virtio/virtio_mmio.h"
 
 #include <errno.h>
-#include <linux/virtio_config.h>
 #include <linux/virtio_mmio.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <unistd.h>
 
 #include "vmm/core/irq.h"
 #include "vmm/core/kvm.h"
@@ -36,108 +34,66 @@ static void bad_access(struct virtio_mmio *m, uint64_t off, bool is_write,
 		  is_write ? "write" : "read", (unsigned long long)off);
 }
 
-static struct ring_setup *selected_queue(struct virtio_mmio *m)
-{
-	return m->queue_select < m->dev->num_queues ? &m->rings[m->queue_select]
-						     : NULL;
-}
-
 /* A region id the device lacks reads as length (and base) -1 (4.2.2). */
 static uint64_t shm_reg(const struct virtio_mmio *m, uint64_t value)
 {
-	return m->dev->shm_size && m->shm_select == m->dev->shm_id ? value
-								   : ~0ULL;
+	const struct virtio_dev *dev = m->t.dev;
+	return dev->shm_size && m->shm_select == dev->shm_id ? value : ~0ULL;
 }
 
-/* All queues share one doorbell register: KVM tells them apart by the
- * value written, the queue's index. */
-static void queue_doorbells(struct virtio_mmio *m, bool assign)
+/* --- the transport's part of the life cycle: one doorbell register, one
+ * interrupt. */
+
+static void ops_doorbells(struct virtio_transport *t, bool assign)
 {
-	if (!m->plugged)
-		return; /* off the bus (unit tests): all via queue_notify() */
-	for (unsigned int q = 0; q < m->dev->num_queues; q++) {
-		if (!m->rings[q].enabled)
-			continue;
-		int err = kvm_set_doorbell(m->vm,
+	struct virtio_mmio *m = t->opaque;
+	if (m->plugged) /* off the bus (unit tests), every kick exits */
+		virtio_transport_doorbells(t, m->vm,
 					   m->base + VIRTIO_MMIO_QUEUE_NOTIFY,
-					   REG_SIZE, q, m->queues[q].kick_fd,
-					   assign);
-		if (err)
-			log_error("virtio-mmio: ioeventfd for queue %u: %s", q,
-				  strerror(-err));
-	}
+					   0, REG_SIZE, assign);
 }
 
-/* A doorbell that reached us as an exit (no ioeventfd yet): forward it. */
-static void queue_notify(struct virtio_mmio *m, uint32_t q)
+static int ops_call_fd(struct virtio_transport *t, unsigned int q)
 {
-	uint64_t one = 1;
-	if (q < m->dev->num_queues && m->rings[q].enabled &&
-	    write(m->queues[q].kick_fd, &one, sizeof(one)) < 0)
-		log_error("virtio-mmio: kick queue %u: %s", q, strerror(errno));
+	(void)q;
+	return ((struct virtio_mmio *)t->opaque)->irq_fd;
 }
 
-static void virtio_mmio_reset(struct virtio_mmio *m)
+static void ops_reset(struct virtio_transport *t)
 {
-	if (m->active) {
-		m->dev->reset(m->dev->opaque);
-		queue_doorbells(m, false);
-		m->active = false;
-	}
-	for (unsigned int q = 0; q < m->dev->num_queues; q++) {
-		m->rings[q] = (struct ring_setup){
-			.size = m->dev->queue_max_size};
-		uint64_t drain;
-		while (read(m->queues[q].kick_fd, &drain, sizeof(drain)) > 0)
-			;
-	}
+	struct virtio_mmio *m = t->opaque;
 	atomic_store(&m->int_status, 0);
-	m->device_feature_select = m->driver_feature_select = 0;
-	m->driver_features = 0;
-	m->queue_select = m->shm_select = 0;
-	m->status = 0;
+	m->shm_select = 0;
 }
 
-/* DRIVER_OK: every queue interrupts through the one irqfd; the device
- * starts on its rings, then doorbells (until then they exit and are
- * forwarded). Any failure leaves the device in DEVICE_NEEDS_RESET. */
-static void virtio_mmio_activate(struct virtio_mmio *m)
-{
-	for (unsigned int q = 0; q < m->dev->num_queues; q++)
-		m->queues[q].call_fd = m->rings[q].enabled ? m->irq_fd : -1;
-	m->active = virtio_device_start(m->dev, &m->vm->mem, m->rings,
-					m->queues, m->driver_features,
-					&m->status, "virtio-mmio");
-	if (m->active)
-		queue_doorbells(m, true);
-}
-
+static const struct virtio_transport_ops mmio_ops = {
+	.doorbells = ops_doorbells, .call_fd = ops_call_fd, .reset = ops_reset};
 static uint32_t reg_read(struct virtio_mmio *m, uint64_t off)
 {
-	const struct ring_setup *q = selected_queue(m);
+	struct virtio_transport *t = &m->t;
+	const struct ring_setup *q = virtio_transport_selected(t);
 	switch (off) {
 	case VIRTIO_MMIO_MAGIC_VALUE:
 		return MMIO_MAGIC;
 	case VIRTIO_MMIO_VERSION:
 		return MMIO_VERSION;
 	case VIRTIO_MMIO_DEVICE_ID:
-		return m->dev->device_id;
+		return t->dev->device_id;
 	case VIRTIO_MMIO_VENDOR_ID:
 		return MMIO_VENDOR;
 	case VIRTIO_MMIO_DEVICE_FEATURES:
-		return virtio_feature_word(m->dev->features,
-					   m->device_feature_select);
+		return virtio_transport_device_features(t);
 	case VIRTIO_MMIO_QUEUE_NUM_MAX:
-		return q ? m->dev->queue_max_size : 0;
+		return q ? t->dev->queue_max_size : 0;
 	case VIRTIO_MMIO_QUEUE_READY:
 		return q && q->enabled;
 	case VIRTIO_MMIO_INTERRUPT_STATUS:
 		return atomic_load(&m->int_status);
 	case VIRTIO_MMIO_STATUS:
-		return m->status;
+		return t->status;
 	case VIRTIO_MMIO_SHM_LEN_LOW:
 	case VIRTIO_MMIO_SHM_LEN_HIGH:
-		return half(shm_reg(m, m->dev->shm_size),
+		return half(shm_reg(m, t->dev->shm_size),
 			    off == VIRTIO_MMIO_SHM_LEN_HIGH);
 	case VIRTIO_MMIO_SHM_BASE_LOW:
 	case VIRTIO_MMIO_SHM_BASE_HIGH:
@@ -150,79 +106,53 @@ static uint32_t reg_read(struct virtio_mmio *m, uint64_t off)
 	}
 }
 
-/* The ring address registers: low word first, high word 4 bytes on. */
-static uint64_t *ring_addr(struct ring_setup *q, uint64_t off)
-{
-	switch (off & ~4ULL) {
-	case VIRTIO_MMIO_QUEUE_DESC_LOW:
-		return &q->desc;
-	case VIRTIO_MMIO_QUEUE_AVAIL_LOW:
-		return &q->avail;
-	case VIRTIO_MMIO_QUEUE_USED_LOW:
-		return &q->used;
-	default:
-		return NULL;
-	}
-}
-
 /* Returns false for a write the spec forbids or that names nothing. */
 static bool reg_write(struct virtio_mmio *m, uint64_t off, uint32_t v)
 {
-	struct ring_setup *q = selected_queue(m);
-	/* Ring layout may change only while the queue is not ready. */
-	bool q_writable = q && !q->enabled && !m->active;
-	uint64_t *addr;
-
+	struct virtio_transport *t = &m->t;
 	switch (off) {
 	case VIRTIO_MMIO_DEVICE_FEATURES_SEL:
-		m->device_feature_select = v;
+		t->device_feature_select = v;
 		return true;
 	case VIRTIO_MMIO_DRIVER_FEATURES_SEL:
-		m->driver_feature_select = v;
+		t->driver_feature_select = v;
 		return true;
 	case VIRTIO_MMIO_DRIVER_FEATURES:
-		if (m->status & VIRTIO_CONFIG_S_FEATURES_OK)
-			return false;
-		virtio_set_feature_word(&m->driver_features,
-					m->driver_feature_select, v);
-		return true;
+		return virtio_transport_set_driver_features(t, v);
 	case VIRTIO_MMIO_QUEUE_SEL:
-		m->queue_select = v;
+		t->queue_select = v;
 		return true;
 	case VIRTIO_MMIO_QUEUE_NUM:
-		if (!q_writable || !virtio_queue_size_ok(m->dev, v))
-			return false;
-		q->size = (uint16_t)v;
-		return true;
+		return virtio_transport_set_queue_size(t, v);
 	case VIRTIO_MMIO_QUEUE_READY:
-		if (!q || m->active || v > 1)
-			return false;
-		q->enabled = v;
-		return true;
+		/* 0 stops using the queue (4.2.2.2), before DRIVER_OK. */
+		return v <= 1 && virtio_transport_set_queue_enabled(t, v);
 	case VIRTIO_MMIO_QUEUE_NOTIFY:
-		queue_notify(m, v);
+		virtio_transport_notify(t, v);
 		return true;
 	case VIRTIO_MMIO_INTERRUPT_ACK:
 		atomic_fetch_and(&m->int_status, ~v);
 		return true;
 	case VIRTIO_MMIO_STATUS:
-		if (v == 0)
-			virtio_mmio_reset(m);
-		else if (v > 0xff)
+		if (v > 0xff)
 			return false;
-		else if (virtio_status_write(m->dev, &m->status, (uint8_t)v,
-					     m->driver_features))
-			virtio_mmio_activate(m);
+		virtio_transport_set_status(t, (uint8_t)v);
 		return true;
 	case VIRTIO_MMIO_SHM_SEL:
 		m->shm_select = v;
 		return true;
+	/* The ring addresses: low word first, high word 4 bytes on. */
+	case VIRTIO_MMIO_QUEUE_DESC_LOW:
+	case VIRTIO_MMIO_QUEUE_DESC_HIGH:
+		return virtio_transport_set_ring(t, RING_DESC, off & 4, v);
+	case VIRTIO_MMIO_QUEUE_AVAIL_LOW:
+	case VIRTIO_MMIO_QUEUE_AVAIL_HIGH:
+		return virtio_transport_set_ring(t, RING_AVAIL, off & 4, v);
+	case VIRTIO_MMIO_QUEUE_USED_LOW:
+	case VIRTIO_MMIO_QUEUE_USED_HIGH:
+		return virtio_transport_set_ring(t, RING_USED, off & 4, v);
 	default:
-		addr = q_writable ? ring_addr(q, off) : NULL;
-		if (!addr)
-			return false; /* read-only, legacy or reserved */
-		virtio_set_half(addr, off & 4, v);
-		return true;
+		return false; /* read-only, legacy or reserved */
 	}
 }
 
@@ -232,8 +162,8 @@ static bool config_access(struct virtio_mmio *m, uint64_t off, bool is_write,
 {
 	if (is_write || (size != 1 && size != 2 && size != 4) || off % size)
 		return false;
-	if (off < m->dev->config_len && size <= m->dev->config_len - off)
-		memcpy(data, (const uint8_t *)m->dev->config + off, size);
+	if (off < m->t.dev->config_len && size <= m->t.dev->config_len - off)
+		memcpy(data, (const uint8_t *)m->t.dev->config + off, size);
 	return true;
 }
 
@@ -271,26 +201,22 @@ int virtio_mmio_init(struct virtio_mmio *m, struct vm *vm,
 		     unsigned int irq, uint64_t shm_gpa)
 {
 	memset(m, 0, sizeof(*m));
-	if (dev->num_queues == 0 || dev->num_queues > VIRTIO_MMIO_MAX_QUEUES ||
-	    (dev->shm_size && !shm_gpa))
+	if (dev->shm_size && !shm_gpa)
 		return -EINVAL;
+	int err = virtio_transport_init(&m->t, dev, &vm->mem, &mmio_ops, m,
+					"virtio-mmio");
+	if (err)
+		return err;
 	pthread_mutex_init(&m->lock, NULL);
 	m->vm = vm;
-	m->dev = dev;
 	m->base = base;
 	m->irq = irq;
 	m->shm_gpa = shm_gpa;
 	m->irq_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (m->irq_fd < 0)
 		return -errno;
-	for (unsigned int q = 0; q < dev->num_queues; q++) {
-		m->queues[q].kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		m->queues[q].call_fd = -1;
-		m->queues[q].int_status = &m->int_status;
-		if (m->queues[q].kick_fd < 0)
-			return -errno;
-	}
-	virtio_mmio_reset(m);
+	for (unsigned int q = 0; q < dev->num_queues; q++)
+		m->t.queues[q].int_status = &m->int_status;
 	return 0;
 }
 
@@ -298,9 +224,9 @@ int virtio_mmio_plug(struct virtio_mmio *m)
 {
 	struct vm *vm = m->vm;
 	int err = irq_irqfd(vm, m->irq_fd, (int)m->irq, true);
-	if (!err && m->dev->shm_size)
+	if (!err && m->t.dev->shm_size)
 		err = kvm_set_memslot(vm, kvm_alloc_memslot(vm), m->shm_gpa,
-				      m->dev->shm_size, m->dev->shm_hva);
+				      m->t.dev->shm_size, m->t.dev->shm_hva);
 	if (!err)
 		err = io_bus_register(&vm->mmio, m->base, VIRTIO_MMIO_SIZE,
 				      virtio_mmio_access, m);

@@ -15,11 +15,10 @@
 #include "vmm/core/vm.h"
 
 #define VIRTIO_MMIO_SIZE 0x1000
-#define VIRTIO_MMIO_MAX_QUEUES 64
 
 struct virtio_mmio {
 	struct vm *vm;
-	const struct virtio_dev *dev;
+	struct virtio_transport t;
 	pthread_mutex_t lock;
 	uint64_t base;     /* guest-physical address of the register page */
 	unsigned int irq;  /* ISA IRQ, the same I/O APIC pin */
@@ -32,15 +31,7 @@ struct virtio_mmio {
 	 * writes the irqfd, so the driver's handler always finds the cause;
 	 * InterruptACK clears it. */
 	atomic_uint int_status;
-	uint32_t device_feature_select;
-	uint32_t driver_feature_select;
-	uint64_t driver_features;
-	uint32_t queue_select;
 	uint32_t shm_select;
-	uint8_t status;
-	bool active; /* DRIVER_OK seen and the device activated */
-	struct ring_setup rings[VIRTIO_MMIO_MAX_QUEUES];
-	struct virtio_queue queues[VIRTIO_MMIO_MAX_QUEUES];
 };
 
 /* Sets up the transport's registers for dev at base with the given IRQ,

@@ -3,12 +3,10 @@
 
 #include <errno.h>
 #include <linux/pci_regs.h>
-#include <linux/virtio_config.h>
 #include <linux/virtio_pci.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <unistd.h>
 
 #include "vmm/core/irq.h"
 #include "vmm/core/kvm.h"
@@ -40,7 +38,7 @@ static uint64_t bar0_addr(const struct virtio_pci *vp)
  * guest has memory decoding on (it turns it off to size and move BARs). */
 static void shm_slot_sync(struct virtio_pci *vp)
 {
-	if (!vp->dev->shm_size)
+	if (!vp->t.dev->shm_size)
 		return;
 	bool decode = vp->pci.cfg[PCI_COMMAND] & PCI_COMMAND_MEMORY;
 	uint64_t want = decode ? vp->pci.bars[SHM_BAR].addr : 0;
@@ -48,12 +46,12 @@ static void shm_slot_sync(struct virtio_pci *vp)
 		return;
 	if (vp->shm_gpa)
 		kvm_set_memslot(vp->vm, vp->shm_slot, vp->shm_gpa, 0,
-				vp->dev->shm_hva);
+				vp->t.dev->shm_hva);
 	vp->shm_gpa = 0;
 	if (!want)
 		return;
 	int err = kvm_set_memslot(vp->vm, vp->shm_slot, want,
-				  vp->dev->shm_size, vp->dev->shm_hva);
+				  vp->t.dev->shm_size, vp->t.dev->shm_hva);
 	if (err)
 		log_error("virtio-pci: cannot map the shared memory BAR at 0x%llx: %s",
 			  (unsigned long long)want, strerror(-err));
@@ -133,100 +131,60 @@ static void virtio_pci_cfg_written(struct pci_dev *pci, unsigned int off,
 		msix_update_vector(vp, v);
 }
 
-/* --- queues and device status. */
+/* --- the transport's part of the life cycle: doorbells and vectors. */
 
 static void queue_doorbells(struct virtio_pci *vp, uint64_t base, bool assign)
 {
-	for (unsigned int q = 0; q < vp->dev->num_queues; q++) {
-		if (!vp->rings[q].enabled)
-			continue;
-		uint64_t addr = base + BAR0_NOTIFY + q * NOTIFY_MULTIPLIER;
-		int err = kvm_set_doorbell(vp->vm, addr, 2, -1,
-					   vp->queues[q].kick_fd, assign);
-		if (err)
-			log_error("virtio-pci: ioeventfd for queue %u: %s", q,
-				  strerror(-err));
-	}
+	virtio_transport_doorbells(&vp->t, vp->vm, base + BAR0_NOTIFY,
+				   NOTIFY_MULTIPLIER, 2, assign);
 }
 
-static void virtio_pci_reset(struct virtio_pci *vp)
+static void ops_doorbells(struct virtio_transport *t, bool assign)
 {
-	if (vp->active) {
-		vp->dev->reset(vp->dev->opaque);
-		queue_doorbells(vp, bar0_addr(vp), false);
-		vp->active = false;
-	}
-	for (unsigned int q = 0; q < vp->dev->num_queues; q++) {
-		vp->rings[q] = (struct ring_setup){
-			.size = vp->dev->queue_max_size};
-		vp->qvector[q] = VIRTIO_MSI_NO_VECTOR;
-		uint64_t drain;
-		while (read(vp->queues[q].kick_fd, &drain, sizeof(drain)) > 0)
-			;
-	}
-	vp->driver_features = 0;
-	vp->device_feature_select = vp->driver_feature_select = 0;
+	struct virtio_pci *vp = t->opaque;
+	queue_doorbells(vp, bar0_addr(vp), assign);
+}
+
+static int ops_call_fd(struct virtio_transport *t, unsigned int q)
+{
+	struct virtio_pci *vp = t->opaque;
+	return vp->qvector[q] < vp->nr_vectors ? vp->vector_fd[vp->qvector[q]]
+					       : -1;
+}
+
+static void ops_reset(struct virtio_transport *t)
+{
+	struct virtio_pci *vp = t->opaque;
 	vp->config_vector = VIRTIO_MSI_NO_VECTOR;
-	vp->queue_select = 0;
-	vp->status = 0;
+	for (unsigned int q = 0; q < VIRTIO_TRANSPORT_MAX_QUEUES; q++)
+		vp->qvector[q] = VIRTIO_MSI_NO_VECTOR;
 }
 
-/* DRIVER_OK: interrupts by vector, the device started on its rings, then
- * doorbells (until then they exit and are forwarded). Any failure leaves
- * the device in DEVICE_NEEDS_RESET. */
-static void virtio_pci_activate(struct virtio_pci *vp)
-{
-	for (unsigned int q = 0; q < vp->dev->num_queues; q++)
-		vp->queues[q].call_fd =
-			vp->rings[q].enabled && vp->qvector[q] < vp->nr_vectors
-				? vp->vector_fd[vp->qvector[q]]
-				: -1;
-	vp->active = virtio_device_start(vp->dev, &vp->vm->mem, vp->rings,
-					 vp->queues, vp->driver_features,
-					 &vp->status, "virtio-pci");
-	if (vp->active)
-		queue_doorbells(vp, bar0_addr(vp), true);
-}
-
-static void virtio_pci_set_status(struct virtio_pci *vp, uint8_t status)
-{
-	if (status == 0)
-		virtio_pci_reset(vp);
-	else if (virtio_status_write(vp->dev, &vp->status, status,
-				     vp->driver_features))
-		virtio_pci_activate(vp);
-}
+static const struct virtio_transport_ops pci_ops = {
+	.doorbells = ops_doorbells, .call_fd = ops_call_fd, .reset = ops_reset};
 
 /* --- the common configuration structure. */
-
-static struct ring_setup *selected_queue(struct virtio_pci *vp)
-{
-	return vp->queue_select < vp->dev->num_queues
-		       ? &vp->rings[vp->queue_select]
-		       : NULL;
-}
 
 static void common_read(struct virtio_pci *vp, uint64_t off, uint8_t *data,
 			unsigned int size)
 {
+	struct virtio_transport *t = &vp->t;
 	/* config_generation stays 0: the device config never changes. */
 	struct virtio_pci_common_cfg c = {0};
-	c.device_feature_select = vp->device_feature_select;
-	c.device_feature = virtio_feature_word(vp->dev->features,
-					       vp->device_feature_select);
-	c.guest_feature_select = vp->driver_feature_select;
-	c.guest_feature = virtio_feature_word(vp->driver_features,
-					      vp->driver_feature_select);
+	c.device_feature_select = t->device_feature_select;
+	c.device_feature = virtio_transport_device_features(t);
+	c.guest_feature_select = t->driver_feature_select;
+	c.guest_feature = virtio_transport_driver_features(t);
 	c.msix_config = vp->config_vector;
-	c.num_queues = vp->dev->num_queues;
-	c.device_status = vp->status;
-	c.queue_select = vp->queue_select;
-	const struct ring_setup *q = selected_queue(vp);
+	c.num_queues = t->dev->num_queues;
+	c.device_status = t->status;
+	c.queue_select = (uint16_t)t->queue_select;
+	const struct ring_setup *q = virtio_transport_selected(t);
 	if (q) {
 		c.queue_size = q->size;
-		c.queue_msix_vector = vp->qvector[vp->queue_select];
+		c.queue_msix_vector = vp->qvector[t->queue_select];
 		c.queue_enable = q->enabled;
-		c.queue_notify_off = vp->queue_select;
+		c.queue_notify_off = (uint16_t)t->queue_select;
 		c.queue_desc_lo = (uint32_t)q->desc;
 		c.queue_desc_hi = (uint32_t)(q->desc >> 32);
 		c.queue_avail_lo = (uint32_t)q->avail;
@@ -241,80 +199,65 @@ static void common_read(struct virtio_pci *vp, uint64_t off, uint8_t *data,
 	memcpy(data, (uint8_t *)&c + off, size);
 }
 
+/* A write the spec forbids, or to a read-only field, is ignored. */
 static void common_write(struct virtio_pci *vp, uint64_t off,
 			 const uint8_t *data, unsigned int size)
 {
+	struct virtio_transport *t = &vp->t;
 	uint32_t v = 0;
 	memcpy(&v, data, size < 4 ? size : 4);
-	struct ring_setup *q = selected_queue(vp);
-	/* Ring layout may change only while the queue is disabled. */
-	bool q_writable = q && !q->enabled && !vp->active;
 
 	switch (off) {
 	case offsetof(struct virtio_pci_common_cfg, device_feature_select):
-		vp->device_feature_select = v;
+		t->device_feature_select = v;
 		break;
 	case offsetof(struct virtio_pci_common_cfg, guest_feature_select):
-		vp->driver_feature_select = v;
+		t->driver_feature_select = v;
 		break;
 	case offsetof(struct virtio_pci_common_cfg, guest_feature):
-		if (!(vp->status & VIRTIO_CONFIG_S_FEATURES_OK))
-			virtio_set_feature_word(&vp->driver_features,
-						vp->driver_feature_select, v);
+		virtio_transport_set_driver_features(t, v);
 		break;
 	case offsetof(struct virtio_pci_common_cfg, msix_config):
 		vp->config_vector = (uint16_t)v;
 		break;
 	case offsetof(struct virtio_pci_common_cfg, device_status):
-		virtio_pci_set_status(vp, (uint8_t)v);
+		virtio_transport_set_status(t, (uint8_t)v);
 		break;
 	case offsetof(struct virtio_pci_common_cfg, queue_select):
-		vp->queue_select = (uint16_t)v;
+		t->queue_select = (uint16_t)v;
 		break;
 	case offsetof(struct virtio_pci_common_cfg, queue_size):
-		if (q_writable && virtio_queue_size_ok(vp->dev, v))
-			q->size = (uint16_t)v;
+		virtio_transport_set_queue_size(t, v);
 		break;
 	case offsetof(struct virtio_pci_common_cfg, queue_msix_vector):
-		if (q && !vp->active)
-			vp->qvector[vp->queue_select] =
+		/* Read at DRIVER_OK; a vector past the table is none. */
+		if (virtio_transport_selected(t) &&
+		    virtio_transport_setting_up(t))
+			vp->qvector[t->queue_select] =
 				(uint16_t)v < vp->nr_vectors
 					? (uint16_t)v
 					: VIRTIO_MSI_NO_VECTOR;
 		break;
 	case offsetof(struct virtio_pci_common_cfg, queue_enable):
-		if (q_writable && v == 1)
-			q->enabled = true;
+		/* The driver never writes 0 here (4.1.4.3.2). */
+		if (v == 1)
+			virtio_transport_set_queue_enabled(t, true);
 		break;
 	case offsetof(struct virtio_pci_common_cfg, queue_desc_lo):
 	case offsetof(struct virtio_pci_common_cfg, queue_desc_hi):
-		if (q_writable)
-			virtio_set_half(&q->desc, off % 8, v);
+		virtio_transport_set_ring(t, RING_DESC, off % 8, v);
 		break;
 	case offsetof(struct virtio_pci_common_cfg, queue_avail_lo):
 	case offsetof(struct virtio_pci_common_cfg, queue_avail_hi):
-		if (q_writable)
-			virtio_set_half(&q->avail, off % 8, v);
+		virtio_transport_set_ring(t, RING_AVAIL, off % 8, v);
 		break;
 	case offsetof(struct virtio_pci_common_cfg, queue_used_lo):
 	case offsetof(struct virtio_pci_common_cfg, queue_used_hi):
-		if (q_writable)
-			virtio_set_half(&q->used, off % 8, v);
+		virtio_transport_set_ring(t, RING_USED, off % 8, v);
 		break;
 	default:
-		break; /* read-only or unknown: ignored */
+		break; /* read-only or unknown */
 	}
-}
-
-/* A doorbell that reached us as an exit (no ioeventfd yet): forward it. */
-static void notify_write(struct virtio_pci *vp, uint64_t off)
-{
-	uint64_t q = off / NOTIFY_MULTIPLIER;
-	uint64_t one = 1;
-	if (q < vp->dev->num_queues && vp->rings[q].enabled &&
-	    write(vp->queues[q].kick_fd, &one, sizeof(one)) < 0)
-		log_error("virtio-pci: kick queue %llu: %s",
-			  (unsigned long long)q, strerror(errno));
 }
 
 static void virtio_pci_bar_access(struct pci_dev *pci, int bar, uint64_t off,
@@ -338,18 +281,20 @@ static void virtio_pci_bar_access(struct pci_dev *pci, int bar, uint64_t off,
 		if (!is_write)
 			memset(data, 0, size);
 	} else if (off < BAR0_NOTIFY) {
+		const struct virtio_dev *dev = vp->t.dev;
 		uint64_t o = off - BAR0_DEVICE;
 		if (!is_write) {
 			memset(data, 0, size);
-			if (o < vp->dev->config_len)
-				memcpy(data, (const uint8_t *)vp->dev->config + o,
-				       o + size <= vp->dev->config_len
+			if (o < dev->config_len)
+				memcpy(data, (const uint8_t *)dev->config + o,
+				       o + size <= dev->config_len
 					       ? size
-					       : vp->dev->config_len - o);
+					       : dev->config_len - o);
 		}
 	} else if (off < BAR0_MSIX_TABLE) {
+		uint64_t q = (off - BAR0_NOTIFY) / NOTIFY_MULTIPLIER;
 		if (is_write)
-			notify_write(vp, off - BAR0_NOTIFY);
+			virtio_transport_notify(&vp->t, (uint32_t)q);
 		else
 			memset(data, 0, size);
 	} else if (off < BAR0_MSIX_PBA) {
@@ -368,7 +313,7 @@ static void virtio_pci_bar_moved(struct pci_dev *pci, int bar,
 		shm_slot_sync(vp);
 		return;
 	}
-	if (bar != 0 || !vp->active)
+	if (bar != 0 || !vp->t.active)
 		return;
 	queue_doorbells(vp, old_addr, false);
 	queue_doorbells(vp, bar0_addr(vp), true);
@@ -387,7 +332,7 @@ static void add_virtio_cap(struct virtio_pci *vp, uint8_t type, uint32_t off,
 
 static void add_caps(struct virtio_pci *vp)
 {
-	const struct virtio_dev *dev = vp->dev;
+	const struct virtio_dev *dev = vp->t.dev;
 	add_virtio_cap(vp, VIRTIO_PCI_CAP_COMMON_CFG, BAR0_COMMON,
 		       sizeof(struct virtio_pci_common_cfg));
 	struct virtio_pci_notify_cap notify = {
@@ -427,10 +372,11 @@ int virtio_pci_init(struct virtio_pci *vp, struct vm *vm,
 		    struct pci_host *host, const struct virtio_dev *dev)
 {
 	memset(vp, 0, sizeof(*vp));
-	if (dev->num_queues == 0 || dev->num_queues > VIRTIO_PCI_MAX_QUEUES)
-		return -EINVAL;
+	int err = virtio_transport_init(&vp->t, dev, &vm->mem, &pci_ops, vp,
+					"virtio-pci");
+	if (err)
+		return err;
 	vp->vm = vm;
-	vp->dev = dev;
 	vp->nr_vectors = dev->num_queues + 1u;
 	for (unsigned int v = 0; v < vp->nr_vectors; v++) {
 		vp->msix[v].ctrl = PCI_MSIX_ENTRY_CTRL_MASKBIT;
@@ -438,12 +384,6 @@ int virtio_pci_init(struct virtio_pci *vp, struct vm *vm,
 		vp->vector_fd[v] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		if (vp->vector_gsi[v] < 0 || vp->vector_fd[v] < 0)
 			return vp->vector_gsi[v] < 0 ? vp->vector_gsi[v] : -errno;
-	}
-	for (unsigned int q = 0; q < dev->num_queues; q++) {
-		vp->queues[q].kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-		vp->queues[q].call_fd = -1;
-		if (vp->queues[q].kick_fd < 0)
-			return -errno;
 	}
 
 	pci_dev_init(&vp->pci, VIRTIO_PCI_VENDOR,
@@ -464,7 +404,6 @@ int virtio_pci_init(struct virtio_pci *vp, struct vm *vm,
 		vp->shm_slot = kvm_alloc_memslot(vm);
 	}
 	add_caps(vp);
-	virtio_pci_reset(vp);
 	int slot = pci_host_add(host, &vp->pci);
 	return slot < 0 ? slot : 0;
 }

@@ -12,31 +12,23 @@
 #include "virtio/virtio_transport.h"
 #include "vmm/core/vm.h"
 
-#define VIRTIO_PCI_MAX_QUEUES 64
-#define VIRTIO_PCI_MAX_VECTORS (VIRTIO_PCI_MAX_QUEUES + 1)
+#define VIRTIO_PCI_MAX_VECTORS (VIRTIO_TRANSPORT_MAX_QUEUES + 1)
 
 struct msix_entry {
 	uint32_t addr_lo, addr_hi, data, ctrl;
 };
 
-/* Guarded by pci.lock, which devices/pci.c holds across every callback
+/* Guarded by pci.lock, which pci/pci.c holds across every callback
  * (config cycles and BAR accesses alike): the transport has no lock of its
  * own, so a BAR move and DRIVER_OK or a reset are one after the other. */
 struct virtio_pci {
 	struct pci_dev pci;
 	struct vm *vm;
-	const struct virtio_dev *dev;
+	struct virtio_transport t;
 
-	uint32_t device_feature_select;
-	uint32_t driver_feature_select;
-	uint64_t driver_features;
 	uint16_t config_vector;
-	uint8_t status;
-	uint16_t queue_select;
-	struct ring_setup rings[VIRTIO_PCI_MAX_QUEUES];
-	uint16_t qvector[VIRTIO_PCI_MAX_QUEUES]; /* MSI-X vector per queue */
-	struct virtio_queue queues[VIRTIO_PCI_MAX_QUEUES];
-	bool active;  /* DRIVER_OK seen and the device activated */
+	/* MSI-X vector per queue */
+	uint16_t qvector[VIRTIO_TRANSPORT_MAX_QUEUES];
 
 	unsigned int nr_vectors;
 	struct msix_entry msix[VIRTIO_PCI_MAX_VECTORS];

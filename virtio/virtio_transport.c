@@ -1,91 +1,243 @@
-/* Bookkeeping shared by the virtio transports (virtio 1.2, 2.1-2.2, 3.1). */
+/* The life cycle every virtio transport shares (virtio 1.2, 2.1-2.2, 3.1). */
 #include "virtio/virtio_transport.h"
 
+#include <errno.h>
 #include <linux/virtio_config.h>
 #include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
+#include "vmm/core/kvm.h"
 #include "vmm/core/log.h"
 
-uint32_t virtio_feature_word(uint64_t features, uint32_t sel)
+static void reset(struct virtio_transport *t)
+{
+	if (t->active) {
+		/* The device first: it returns once no request of its runs;
+		 * then the doorbells go, and below the kicks left. */
+		t->dev->reset(t->dev->opaque);
+		t->ops->doorbells(t, false);
+		t->active = false;
+	}
+	for (unsigned int q = 0; q < t->dev->num_queues; q++) {
+		t->rings[q] =
+			(struct ring_setup){.size = t->dev->queue_max_size};
+		t->queues[q].call_fd = -1;
+		uint64_t drain;
+		while (read(t->queues[q].kick_fd, &drain, sizeof(drain)) > 0)
+			;
+	}
+	t->device_feature_select = t->driver_feature_select = 0;
+	t->driver_features = 0;
+	t->queue_select = 0;
+	t->status = 0;
+	t->ops->reset(t);
+}
+
+int virtio_transport_init(struct virtio_transport *t,
+			  const struct virtio_dev *dev,
+			  const struct guest_mem *mem,
+			  const struct virtio_transport_ops *ops,
+			  void *opaque, const char *name)
+{
+	memset(t, 0, sizeof(*t));
+	if (dev->num_queues == 0 ||
+	    dev->num_queues > VIRTIO_TRANSPORT_MAX_QUEUES)
+		return -EINVAL;
+	t->dev = dev;
+	t->mem = mem;
+	t->ops = ops;
+	t->opaque = opaque;
+	t->name = name;
+	for (unsigned int q = 0; q < dev->num_queues; q++) {
+		t->queues[q].kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (t->queues[q].kick_fd < 0)
+			return -errno;
+	}
+	reset(t);
+	return 0;
+}
+
+/* Word sel of a feature set; 0 past the second (no feature is above 63). */
+static uint32_t feature_word(uint64_t features, uint32_t sel)
 {
 	return sel < 2 ? (uint32_t)(features >> (32 * sel)) : 0;
 }
 
-void virtio_set_feature_word(uint64_t *features, uint32_t sel, uint32_t v)
+uint32_t virtio_transport_device_features(const struct virtio_transport *t)
 {
-	if (sel >= 2)
-		return;
-	uint64_t mask = 0xffffffffULL << (32 * sel);
-	*features = (*features & ~mask) | ((uint64_t)v << (32 * sel));
+	return feature_word(t->dev->features, t->device_feature_select);
 }
 
-void virtio_set_half(uint64_t *v, bool high, uint32_t half)
+uint32_t virtio_transport_driver_features(const struct virtio_transport *t)
 {
-	if (high)
-		*v = (*v & 0xffffffffULL) | ((uint64_t)half << 32);
-	else
-		*v = (*v & ~0xffffffffULL) | half;
+	return feature_word(t->driver_features, t->driver_feature_select);
 }
 
-bool virtio_queue_size_ok(const struct virtio_dev *dev, uint32_t size)
+bool virtio_transport_set_driver_features(struct virtio_transport *t,
+					  uint32_t word)
 {
-	return size && size <= dev->queue_max_size && !(size & (size - 1));
+	uint32_t sel = t->driver_feature_select;
+	if (t->status & VIRTIO_CONFIG_S_FEATURES_OK)
+		return false; /* negotiation is over until a reset */
+	if (sel < 2) {
+		uint64_t mask = 0xffffffffULL << (32 * sel);
+		t->driver_features = (t->driver_features & ~mask) |
+				     ((uint64_t)word << (32 * sel));
+	}
+	return true;
 }
 
-bool virtio_status_write(const struct virtio_dev *dev, uint8_t *status,
-			 uint8_t written, uint64_t driver_features)
+/* The rings of every enabled queue, with the negotiated features; a
+ * disabled one is left with size 0, which the device must not touch. */
+static int map_rings(struct virtio_transport *t)
 {
-	uint8_t added = written & (uint8_t)~*status &
-			(uint8_t)~VIRTIO_CONFIG_S_NEEDS_RESET;
-	if ((added & VIRTIO_CONFIG_S_FEATURES_OK) &&
-	    ((driver_features & ~dev->features) ||
-	     !(driver_features & (1ULL << VIRTIO_F_VERSION_1))))
-		added &= (uint8_t)~VIRTIO_CONFIG_S_FEATURES_OK;
-	*status |= added;
-	return (added & VIRTIO_CONFIG_S_DRIVER_OK) &&
-	       (*status & VIRTIO_CONFIG_S_FEATURES_OK);
-}
-
-static int queues_map(const struct virtio_dev *dev, const struct guest_mem *mem,
-		      const struct ring_setup *cfg,
-		      struct virtio_queue *queues, uint64_t features,
-		      const char *transport)
-{
-	bool event_idx = features & (1ULL << VIRTIO_RING_F_EVENT_IDX);
-	bool indirect = features & (1ULL << VIRTIO_RING_F_INDIRECT_DESC);
-	for (unsigned int q = 0; q < dev->num_queues; q++) {
-		if (!cfg[q].enabled) {
-			/* No rings (size 0): the device must not touch it. */
-			memset(&queues[q].ring, 0, sizeof(queues[q].ring));
+	bool event_idx = t->driver_features & (1ULL << VIRTIO_RING_F_EVENT_IDX);
+	bool indirect =
+		t->driver_features & (1ULL << VIRTIO_RING_F_INDIRECT_DESC);
+	for (unsigned int q = 0; q < t->dev->num_queues; q++) {
+		const struct ring_setup *r = &t->rings[q];
+		struct split_ring *ring = &t->queues[q].ring;
+		if (!r->enabled) {
+			memset(ring, 0, sizeof(*ring));
 			continue;
 		}
-		int err = split_ring_init(&queues[q].ring, mem, cfg[q].size,
-				     cfg[q].desc, cfg[q].avail, cfg[q].used,
-				     event_idx, indirect);
+		int err = split_ring_init(ring, t->mem, r->size, r->desc,
+					  r->avail, r->used, event_idx,
+					  indirect);
 		if (err) {
-			log_error("%s: queue %u has bad rings: %s", transport,
-				  q, strerror(-err));
+			log_error("%s: queue %u has bad rings: %s", t->name, q,
+				  strerror(-err));
 			return err;
 		}
 	}
 	return 0;
 }
 
-bool virtio_device_start(const struct virtio_dev *dev,
-			 const struct guest_mem *mem,
-			 const struct ring_setup *cfg,
-			 struct virtio_queue *queues, uint64_t features,
-			 uint8_t *status, const char *transport)
+/* DRIVER_OK: interrupts first, the device started on its rings, then
+ * doorbells. Any failure leaves the device in DEVICE_NEEDS_RESET. */
+static void start(struct virtio_transport *t)
 {
-	int err = queues_map(dev, mem, cfg, queues, features, transport);
+	for (unsigned int q = 0; q < t->dev->num_queues; q++)
+		t->queues[q].call_fd =
+			t->rings[q].enabled ? t->ops->call_fd(t, q) : -1;
+	int err = map_rings(t);
 	if (!err) {
-		err = dev->activate(dev->opaque, queues, dev->num_queues,
-				    features);
+		err = t->dev->activate(t->dev->opaque, t->queues,
+				       t->dev->num_queues, t->driver_features);
 		if (err)
-			log_error("%s: device %u failed to start: %s",
-				  transport, dev->device_id, strerror(-err));
+			log_error("%s: device %u failed to start: %s", t->name,
+				  t->dev->device_id, strerror(-err));
 	}
-	if (err)
-		*status |= VIRTIO_CONFIG_S_NEEDS_RESET;
-	return !err;
+	if (err) {
+		t->status |= VIRTIO_CONFIG_S_NEEDS_RESET;
+		return;
+	}
+	t->active = true;
+	t->ops->doorbells(t, true);
+}
+
+static bool features_acceptable(const struct virtio_transport *t)
+{
+	return !(t->driver_features & ~t->dev->features) &&
+	       (t->driver_features & (1ULL << VIRTIO_F_VERSION_1));
+}
+
+void virtio_transport_set_status(struct virtio_transport *t, uint8_t status)
+{
+	if (status == 0) {
+		reset(t);
+		return;
+	}
+	uint8_t added = status & (uint8_t)~t->status &
+			(uint8_t)~VIRTIO_CONFIG_S_NEEDS_RESET;
+	if ((added & VIRTIO_CONFIG_S_FEATURES_OK) && !features_acceptable(t))
+		added &= (uint8_t)~VIRTIO_CONFIG_S_FEATURES_OK;
+	t->status |= added;
+	if ((added & VIRTIO_CONFIG_S_DRIVER_OK) &&
+	    (t->status & VIRTIO_CONFIG_S_FEATURES_OK))
+		start(t);
+}
+
+struct ring_setup *virtio_transport_selected(struct virtio_transport *t)
+{
+	return t->queue_select < t->dev->num_queues
+		       ? &t->rings[t->queue_select]
+		       : NULL;
+}
+
+bool virtio_transport_setting_up(const struct virtio_transport *t)
+{
+	return !t->active;
+}
+
+/* The selected queue if its set-up may change, and its rings too when
+ * layout is set. */
+static struct ring_setup *to_set_up(struct virtio_transport *t, bool layout)
+{
+	struct ring_setup *r = virtio_transport_selected(t);
+	if (!r || !virtio_transport_setting_up(t) || (layout && r->enabled))
+		return NULL;
+	return r;
+}
+
+bool virtio_transport_set_queue_size(struct virtio_transport *t,
+				     uint32_t size)
+{
+	struct ring_setup *r = to_set_up(t, true);
+	if (!r || !size || size > t->dev->queue_max_size ||
+	    (size & (size - 1)))
+		return false;
+	r->size = (uint16_t)size;
+	return true;
+}
+
+bool virtio_transport_set_ring(struct virtio_transport *t,
+			       enum ring_part part, bool high, uint32_t half)
+{
+	struct ring_setup *r = to_set_up(t, true);
+	if (!r)
+		return false;
+	uint64_t *addr = part == RING_DESC    ? &r->desc
+			 : part == RING_AVAIL ? &r->avail
+					      : &r->used;
+	if (high)
+		*addr = (*addr & 0xffffffffULL) | ((uint64_t)half << 32);
+	else
+		*addr = (*addr & ~0xffffffffULL) | half;
+	return true;
+}
+
+bool virtio_transport_set_queue_enabled(struct virtio_transport *t,
+					bool enabled)
+{
+	struct ring_setup *r = to_set_up(t, false);
+	if (!r)
+		return false;
+	r->enabled = enabled;
+	return true;
+}
+
+void virtio_transport_notify(struct virtio_transport *t, uint32_t q)
+{
+	uint64_t one = 1;
+	if (q < t->dev->num_queues && t->rings[q].enabled &&
+	    write(t->queues[q].kick_fd, &one, sizeof(one)) < 0)
+		log_error("%s: kick queue %u: %s", t->name, q, strerror(errno));
+}
+
+void virtio_transport_doorbells(const struct virtio_transport *t,
+				struct vm *vm, uint64_t addr, uint64_t stride,
+				unsigned int len, bool assign)
+{
+	for (unsigned int q = 0; q < t->dev->num_queues; q++) {
+		if (!t->rings[q].enabled)
+			continue;
+		int err = kvm_set_doorbell(vm, addr + q * stride, len,
+					   stride ? -1 : (int64_t)q,
+					   t->queues[q].kick_fd, assign);
+		if (err)
+			log_error("%s: doorbell for queue %u: %s", t->name, q,
+				  strerror(-err));
+	}
 }

@@ -1,6 +1,11 @@
-/* What the virtio-pci and virtio-mmio transports do alike: feature words,
- * the driver's queue set-up, the device status rules, and mapping the
- * rings at DRIVER_OK. Callers hold their transport's lock. */
+/* A virtio device's life as its driver leads it (virtio 1.2, 2.1, 3.1),
+ * once for every transport: the device status rules, feature
+ * negotiation, the driver's queue set-up, starting the device at
+ * DRIVER_OK and stopping it at reset. A transport keeps its register
+ * layout, its doorbells and its interrupts (struct virtio_transport_ops),
+ * and calls in here for every register that moves the life cycle. Every
+ * value comes from the guest and is checked here. Callers hold their
+ * transport's lock. */
 #ifndef FSVM_VIRTIO_TRANSPORT_H
 #define FSVM_VIRTIO_TRANSPORT_H
 
@@ -9,6 +14,9 @@
 
 #include "virtio/virtio_dev.h"
 #include "vmm/core/guest_mem.h"
+#include "vmm/core/vm.h"
+
+#define VIRTIO_TRANSPORT_MAX_QUEUES 64
 
 /* One queue's rings as the driver programs them before DRIVER_OK: their
  * size, guest addresses and whether the queue is enabled. */
@@ -18,32 +26,94 @@ struct ring_setup {
 	uint64_t desc, avail, used;
 };
 
-/* 32-bit word sel of a feature set; 0 past the second word. */
-uint32_t virtio_feature_word(uint64_t features, uint32_t sel);
-/* Sets word sel of *features; ignored past the second word. */
-void virtio_set_feature_word(uint64_t *features, uint32_t sel, uint32_t v);
-/* Sets the low or high half of a 64-bit ring address. */
-void virtio_set_half(uint64_t *v, bool high, uint32_t half);
-/* A size the driver may give a queue: a power of two up to the maximum
- * (split rings). */
-bool virtio_queue_size_ok(const struct virtio_dev *dev, uint32_t size);
+enum ring_part { RING_DESC, RING_AVAIL, RING_USED };
 
-/* The driver wrote a non-zero status (zero is a reset, the transport's
- * job). Bits only accumulate, as the driver may never clear one;
- * FEATURES_OK sticks only for offered features including VERSION_1 (no
- * legacy drivers); NEEDS_RESET is the device's. Returns true when the
- * device is to start: DRIVER_OK newly set on top of FEATURES_OK. */
-bool virtio_status_write(const struct virtio_dev *dev, uint8_t *status,
-			 uint8_t written, uint64_t driver_features);
+struct virtio_transport;
 
-/* DRIVER_OK: maps the rings of every enabled queue with the negotiated
- * features (a disabled one is left with size 0) and starts the device on
- * them; the transport has set each call_fd. On failure, says why and sets
- * NEEDS_RESET in *status. Returns true when the device runs. */
-bool virtio_device_start(const struct virtio_dev *dev,
-			 const struct guest_mem *mem,
-			 const struct ring_setup *cfg,
-			 struct virtio_queue *queues, uint64_t features,
-			 uint8_t *status, const char *transport);
+/* What differs between transports beyond their registers. */
+struct virtio_transport_ops {
+	/* Hands the enabled queues' doorbells to KVM (assign) or takes them
+	 * back; until then a doorbell write exits and is forwarded with
+	 * virtio_transport_notify(). */
+	void (*doorbells)(struct virtio_transport *t, bool assign);
+	/* The eventfd that raises enabled queue q's interrupt; -1: none. */
+	int (*call_fd)(struct virtio_transport *t, unsigned int q);
+	/* After a reset (the device stopped): the transport's own registers
+	 * (interrupt vectors or cause, selectors) go back to their start. */
+	void (*reset)(struct virtio_transport *t);
+};
+
+struct virtio_transport {
+	const struct virtio_dev *dev;
+	const struct guest_mem *mem;
+	const struct virtio_transport_ops *ops;
+	void *opaque;     /* the transport's own, for ops */
+	const char *name; /* "virtio-pci", "virtio-mmio": for messages */
+
+	uint32_t device_feature_select;
+	uint32_t driver_feature_select;
+	uint64_t driver_features;
+	uint32_t queue_select;
+	uint8_t status;
+	bool active; /* DRIVER_OK seen and the device started */
+	struct ring_setup rings[VIRTIO_TRANSPORT_MAX_QUEUES];
+	struct virtio_queue queues[VIRTIO_TRANSPORT_MAX_QUEUES];
+};
+
+/* Makes every queue's kick eventfd and resets the transport. Returns 0,
+ * or -EINVAL for a device with no queues or too many, or -errno. */
+int virtio_transport_init(struct virtio_transport *t,
+			  const struct virtio_dev *dev,
+			  const struct guest_mem *mem,
+			  const struct virtio_transport_ops *ops,
+			  void *opaque, const char *name);
+
+/* The device's and the driver's features at their selectors' words. */
+uint32_t virtio_transport_device_features(const struct virtio_transport *t);
+uint32_t virtio_transport_driver_features(const struct virtio_transport *t);
+
+/* The setters return false for a write the spec does not allow then, or
+ * a value the device cannot take; such a write changes nothing. */
+
+/* Word driver_feature_select of the driver's features, before
+ * FEATURES_OK only. */
+bool virtio_transport_set_driver_features(struct virtio_transport *t,
+					  uint32_t word);
+
+/* The driver writes the device status. 0 resets: the device stops (its
+ * requests in flight end first) and every register is as at start.
+ * Otherwise bits only accumulate: the driver never clears one, nor sets
+ * NEEDS_RESET; FEATURES_OK sticks only for offered features including
+ * VERSION_1 (no legacy drivers); DRIVER_OK on top of FEATURES_OK starts
+ * the device, and a device that cannot start on the driver's rings
+ * needs a reset. */
+void virtio_transport_set_status(struct virtio_transport *t, uint8_t status);
+
+/* The queue queue_select names; NULL past the device's queues. */
+struct ring_setup *virtio_transport_selected(struct virtio_transport *t);
+
+/* True while the device is not running: queues may still be set up. */
+bool virtio_transport_setting_up(const struct virtio_transport *t);
+
+/* The selected queue's set-up, while setting up. Its size (a power of
+ * two up to the device's maximum, split rings) and ring addresses only
+ * while it is not enabled. */
+bool virtio_transport_set_queue_size(struct virtio_transport *t,
+				     uint32_t size);
+bool virtio_transport_set_ring(struct virtio_transport *t,
+			       enum ring_part part, bool high, uint32_t half);
+bool virtio_transport_set_queue_enabled(struct virtio_transport *t,
+					bool enabled);
+
+/* A doorbell write that exited (no KVM doorbell yet): kicks queue q if
+ * the driver enabled it. */
+void virtio_transport_notify(struct virtio_transport *t, uint32_t q);
+
+/* For ops->doorbells: queue q's doorbell is a len-byte write at addr +
+ * q * stride; with stride 0 all queues share one register and KVM tells
+ * them apart by the value written, the queue's index. */
+void virtio_transport_doorbells(const struct virtio_transport *t,
+				struct vm *vm, uint64_t addr, uint64_t stride,
+				unsigned int len, bool assign);
 
 #endif

@@ -100,14 +100,14 @@ static void reg_write(unsigned int d, uint32_t off, uint32_t v)
 static void check_device(unsigned int d, uint8_t status_was, bool written,
 			 uint32_t v)
 {
-	const struct virtio_dev *dev = transports[d].dev;
+	const struct virtio_dev *dev = transports[d].t.dev;
 	const struct fake_device *f = d < FAKES ? &fakes[d] : NULL;
 	uint32_t status = reg_read(d, VIRTIO_MMIO_STATUS);
 	uint8_t added = (uint8_t)(status & ~status_was);
 
 	fuzz_assert(status <= 0xff, "device %u: status %#x", d, status);
 	if (written && v == 0) {
-		fuzz_assert(status == 0 && !transports[d].active &&
+		fuzz_assert(status == 0 && !transports[d].t.active &&
 			    reg_read(d, VIRTIO_MMIO_INTERRUPT_STATUS) == 0,
 			    "device %u: a reset left status %#x", d, status);
 	} else if (written && v <= 0xff) {
@@ -120,7 +120,7 @@ static void check_device(unsigned int d, uint8_t status_was, bool written,
 			    "device %u: status %#x moved to %#x", d, status_was,
 			    status);
 	}
-	uint64_t agreed = transports[d].driver_features;
+	uint64_t agreed = transports[d].t.driver_features;
 	fuzz_assert(!(status & VIRTIO_CONFIG_S_FEATURES_OK) ||
 		    (!(agreed & ~dev->features) && (agreed & VERSION_1)),
 		    "device %u: features %#llx accepted", d,
@@ -216,11 +216,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
  * queues (a waiting one is not answered). */
 static bool fs_answered_all(void)
 {
-	if (!transports[FS_DEVICE].active)
+	if (!transports[FS_DEVICE].t.active)
 		return true;
 	for (unsigned int q = 0; q < fs.dev.num_queues; q++) {
 		const struct split_ring *vq =
-			&transports[FS_DEVICE].queues[q].ring;
+			&transports[FS_DEVICE].t.queues[q].ring;
 		if (vq->size && *(volatile uint16_t *)&vq->used->idx !=
 					*(volatile uint16_t *)&vq->avail->idx)
 			return false;

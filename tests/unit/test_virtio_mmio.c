@@ -81,7 +81,7 @@ static int teardown(void **state)
 	struct fake *f = *state;
 	close(f->m.irq_fd);
 	for (unsigned int q = 0; q < NR_QUEUES; q++)
-		close(f->m.queues[q].kick_fd);
+		close(f->m.t.queues[q].kick_fd);
 	free(f->ram);
 	free(f);
 	return 0;
@@ -172,11 +172,11 @@ static void test_features_accepted(void **state)
 	struct fake *f = *state;
 	negotiate(f, FEATURES);
 	assert_int_equal(rd(f, VIRTIO_MMIO_STATUS), OK_STATUS);
-	assert_int_equal(f->m.driver_features, FEATURES);
+	assert_int_equal(f->m.t.driver_features, FEATURES);
 	/* After FEATURES_OK the driver's features are frozen. */
 	wr(f, VIRTIO_MMIO_DRIVER_FEATURES_SEL, 0);
 	wr(f, VIRTIO_MMIO_DRIVER_FEATURES, 0);
-	assert_int_equal(f->m.driver_features, FEATURES);
+	assert_int_equal(f->m.t.driver_features, FEATURES);
 }
 
 static void test_features_refused(void **state)
@@ -206,14 +206,14 @@ static void test_queue_setup_and_start(void **state)
 			 OK_STATUS | VIRTIO_CONFIG_S_DRIVER_OK);
 	wr(f, VIRTIO_MMIO_QUEUE_SEL, 1);
 	assert_int_equal(rd(f, VIRTIO_MMIO_QUEUE_READY), 1);
-	const struct split_ring *vq = &f->m.queues[1].ring;
+	const struct split_ring *vq = &f->m.t.queues[1].ring;
 	assert_int_equal(vq->size, 64);
 	assert_true(vq->event_idx);
 	assert_false(vq->indirect);
 	assert_ptr_equal(vq->desc, f->ram + 0x20000);
 	assert_ptr_equal(vq->avail, f->ram + 0x24000);
 	assert_ptr_equal(vq->used, f->ram + 0x28000);
-	assert_int_equal(f->m.queues[1].call_fd, f->m.irq_fd);
+	assert_int_equal(f->m.t.queues[1].call_fd, f->m.irq_fd);
 	/* DRIVER_OK again (bits only accumulate) starts nothing more. */
 	wr(f, VIRTIO_MMIO_STATUS, OK_STATUS | VIRTIO_CONFIG_S_DRIVER_OK);
 	assert_int_equal(f->activations, 1);
@@ -227,8 +227,8 @@ static void test_queue_registers_frozen_when_live(void **state)
 	/* Ready: the layout stays. */
 	wr(f, VIRTIO_MMIO_QUEUE_NUM, 32);
 	wr64(f, VIRTIO_MMIO_QUEUE_DESC_LOW, 0x50000);
-	assert_int_equal(f->m.rings[0].size, 64);
-	assert_int_equal(f->m.rings[0].desc, 0x10000);
+	assert_int_equal(f->m.t.rings[0].size, 64);
+	assert_int_equal(f->m.t.rings[0].desc, 0x10000);
 	wr(f, VIRTIO_MMIO_STATUS, OK_STATUS | VIRTIO_CONFIG_S_DRIVER_OK);
 	/* Live: not even disabling it. */
 	wr(f, VIRTIO_MMIO_QUEUE_READY, 0);
@@ -236,11 +236,11 @@ static void test_queue_registers_frozen_when_live(void **state)
 	wr(f, VIRTIO_MMIO_QUEUE_SEL, 1);
 	wr(f, VIRTIO_MMIO_QUEUE_NUM, 32);
 	wr(f, VIRTIO_MMIO_QUEUE_READY, 1);
-	assert_int_equal(f->m.rings[1].size, MAX_SIZE);
-	assert_false(f->m.rings[1].enabled);
+	assert_int_equal(f->m.t.rings[1].size, MAX_SIZE);
+	assert_false(f->m.t.rings[1].enabled);
 	/* The queue the driver left disabled has no rings. */
-	assert_int_equal(f->m.queues[1].ring.size, 0);
-	assert_int_equal(f->m.queues[1].call_fd, -1);
+	assert_int_equal(f->m.t.queues[1].ring.size, 0);
+	assert_int_equal(f->m.t.queues[1].call_fd, -1);
 }
 
 static void test_reset_clears_state(void **state)
@@ -251,17 +251,17 @@ static void test_reset_clears_state(void **state)
 	wr(f, VIRTIO_MMIO_STATUS, 0);
 	assert_int_equal(f->resets, 1);
 	assert_int_equal(rd(f, VIRTIO_MMIO_STATUS), 0);
-	assert_int_equal(f->m.driver_features, 0);
-	assert_int_equal(f->m.queue_select, 0);
+	assert_int_equal(f->m.t.driver_features, 0);
+	assert_int_equal(f->m.t.queue_select, 0);
 	assert_int_equal(f->m.shm_select, 0);
-	assert_false(f->m.active);
+	assert_false(f->m.t.active);
 	for (uint32_t q = 0; q < NR_QUEUES; q++) {
 		wr(f, VIRTIO_MMIO_QUEUE_SEL, q);
 		assert_int_equal(rd(f, VIRTIO_MMIO_QUEUE_READY), 0);
-		assert_int_equal(f->m.rings[q].size, MAX_SIZE);
-		assert_int_equal(f->m.rings[q].desc, 0);
-		assert_int_equal(f->m.rings[q].avail, 0);
-		assert_int_equal(f->m.rings[q].used, 0);
+		assert_int_equal(f->m.t.rings[q].size, MAX_SIZE);
+		assert_int_equal(f->m.t.rings[q].desc, 0);
+		assert_int_equal(f->m.t.rings[q].avail, 0);
+		assert_int_equal(f->m.t.rings[q].used, 0);
 	}
 	/* A reset of a device never started tells it nothing. */
 	wr(f, VIRTIO_MMIO_STATUS, 0);
@@ -295,7 +295,7 @@ static void test_interrupt_status_and_ack(void **state)
 	start(f);
 	assert_int_equal(rd(f, VIRTIO_MMIO_INTERRUPT_STATUS), 0);
 	/* The device's path: the cause is set, then the irqfd written. */
-	virtio_queue_interrupt(&f->m.queues[0]);
+	virtio_queue_interrupt(&f->m.t.queues[0]);
 	assert_int_equal(rd(f, VIRTIO_MMIO_INTERRUPT_STATUS),
 			 VIRTIO_MMIO_INT_VRING);
 	uint64_t n = 0;
@@ -306,7 +306,7 @@ static void test_interrupt_status_and_ack(void **state)
 			 VIRTIO_MMIO_INT_VRING);
 	wr(f, VIRTIO_MMIO_INTERRUPT_ACK, VIRTIO_MMIO_INT_VRING);
 	assert_int_equal(rd(f, VIRTIO_MMIO_INTERRUPT_STATUS), 0);
-	virtio_queue_interrupt(&f->m.queues[1]);
+	virtio_queue_interrupt(&f->m.t.queues[1]);
 	wr(f, VIRTIO_MMIO_STATUS, 0);
 	assert_int_equal(rd(f, VIRTIO_MMIO_INTERRUPT_STATUS), 0);
 }
@@ -318,17 +318,18 @@ static void test_notify_before_ioeventfd(void **state)
 	setup_queue(f, 1, 64);
 	uint64_t n = 0;
 	wr(f, VIRTIO_MMIO_QUEUE_NOTIFY, 1);
-	assert_int_equal(read(f->m.queues[1].kick_fd, &n, sizeof(n)), sizeof(n));
+	assert_int_equal(read(f->m.t.queues[1].kick_fd, &n, sizeof(n)),
+			 sizeof(n));
 	assert_int_equal(n, 1);
 	/* A disabled queue and one that does not exist: nothing. */
 	wr(f, VIRTIO_MMIO_QUEUE_NOTIFY, 0);
 	wr(f, VIRTIO_MMIO_QUEUE_NOTIFY, NR_QUEUES);
 	wr(f, VIRTIO_MMIO_QUEUE_NOTIFY, 0xffffffff);
-	assert_true(read(f->m.queues[0].kick_fd, &n, sizeof(n)) < 0);
+	assert_true(read(f->m.t.queues[0].kick_fd, &n, sizeof(n)) < 0);
 	/* A reset forgets pending kicks. */
 	wr(f, VIRTIO_MMIO_QUEUE_NOTIFY, 1);
 	wr(f, VIRTIO_MMIO_STATUS, 0);
-	assert_true(read(f->m.queues[1].kick_fd, &n, sizeof(n)) < 0);
+	assert_true(read(f->m.t.queues[1].kick_fd, &n, sizeof(n)) < 0);
 }
 
 static void test_shm_registers(void **state)
@@ -449,12 +450,13 @@ static void test_hostile_queue_values(void **state)
 	wr(f, VIRTIO_MMIO_QUEUE_READY, 2);
 	wr(f, VIRTIO_MMIO_STATUS, 0x100);
 	before.warned = f->m.warned;
-	assert_memory_equal(f->m.rings, before.rings, sizeof(before.rings));
-	assert_int_equal(f->m.status, before.status);
+	assert_memory_equal(f->m.t.rings, before.t.rings,
+			    sizeof(before.t.rings));
+	assert_int_equal(f->m.t.status, before.t.status);
 	/* The real sizes still work. */
 	wr(f, VIRTIO_MMIO_QUEUE_NUM, MAX_SIZE);
 	wr(f, VIRTIO_MMIO_QUEUE_NUM, 1);
-	assert_int_equal(f->m.rings[0].size, 1);
+	assert_int_equal(f->m.t.rings[0].size, 1);
 }
 
 int main(void)

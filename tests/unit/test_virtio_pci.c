@@ -242,7 +242,7 @@ static uint64_t doorbell_addr(struct rig *r, uint64_t bar0, uint32_t q)
 static bool doorbell_at(struct rig *r, uint64_t bar0, uint32_t q)
 {
 	uint64_t addr = doorbell_addr(r, bar0, q);
-	int fd = r->vp.queues[q].kick_fd;
+	int fd = r->vp.t.queues[q].kick_fd;
 	int err = kvm_set_doorbell(&r->vm, addr, 2, -1, fd, false);
 	if (!err)
 		assert_int_equal(kvm_set_doorbell(&r->vm, addr, 2, -1, fd, true),
@@ -385,7 +385,7 @@ static int teardown(void **state)
 	for (unsigned int v = 0; v < NR_VECTORS; v++)
 		close(r->vp.vector_fd[v]);
 	for (unsigned int q = 0; q < NR_QUEUES; q++)
-		close(r->vp.queues[q].kick_fd);
+		close(r->vp.t.queues[q].kick_fd);
 	close(r->vm.vm_fd);
 	close(r->vm.kvm_fd);
 	irq_routing_destroy(&r->vm);
@@ -566,7 +566,7 @@ static void test_queue_setup_and_driver_ok(void **state)
 		assert_int_equal(common_rd(r, CC(queue_msix_vector), 2), q + 1);
 		assert_int_equal(common_rd(r, CC(queue_used_lo), 4),
 				 ring_gpa(q) + 0x8000);
-		const struct virtio_queue *vq = &r->vp.queues[q];
+		const struct virtio_queue *vq = &r->vp.t.queues[q];
 		assert_int_equal(vq->ring.size, 64);
 		assert_true(vq->ring.event_idx);
 		assert_ptr_equal(vq->ring.desc, r->vm.mem.base + ring_gpa(q));
@@ -594,18 +594,18 @@ static void test_kick_before_driver_ok(void **state)
 	/* No ioeventfd before DRIVER_OK: the write exits and is forwarded. */
 	assert_false(doorbell_at(r, r->bar0, 1));
 	bar_wr(r, r->l.notify + 1 * r->l.notify_mult, 1, 2);
-	assert_int_equal(signals(r->vp.queues[1].kick_fd), 1);
+	assert_int_equal(signals(r->vp.t.queues[1].kick_fd), 1);
 	/* A queue never enabled and one that does not exist: nothing. */
 	bar_wr(r, r->l.notify, 0, 2);
-	assert_int_equal(signals(r->vp.queues[0].kick_fd), 0);
+	assert_int_equal(signals(r->vp.t.queues[0].kick_fd), 0);
 	bar_wr(r, r->l.notify + NR_QUEUES * r->l.notify_mult, NR_QUEUES, 2);
 	bar_wr(r, r->l.notify + 0xffc, 0, 2);
 	for (uint32_t q = 0; q < NR_QUEUES; q++)
-		assert_int_equal(signals(r->vp.queues[q].kick_fd), 0);
+		assert_int_equal(signals(r->vp.t.queues[q].kick_fd), 0);
 	/* A reset forgets pending kicks. */
 	bar_wr(r, r->l.notify + 1 * r->l.notify_mult, 1, 2);
 	set_status(r, 0);
-	assert_int_equal(signals(r->vp.queues[1].kick_fd), 0);
+	assert_int_equal(signals(r->vp.t.queues[1].kick_fd), 0);
 }
 
 static void test_reset(void **state)
@@ -862,7 +862,8 @@ static void test_hostile_queue_select(void **state)
 	negotiate(r, FEATURES);
 	struct virtio_pci before;
 	memcpy(&before, &r->vp, sizeof(before));
-	const uint16_t selects[] = {NR_QUEUES, VIRTIO_PCI_MAX_QUEUES, 0xffff};
+	const uint16_t selects[] = {NR_QUEUES, VIRTIO_TRANSPORT_MAX_QUEUES,
+				    0xffff};
 	for (size_t i = 0; i < sizeof(selects) / sizeof(selects[0]); i++) {
 		common_wr(r, CC(queue_select), selects[i], 2);
 		assert_int_equal(common_rd(r, CC(queue_size), 2), 0);
@@ -870,7 +871,8 @@ static void test_hostile_queue_select(void **state)
 		setup_queue(r, selects[i], 64, 1);
 		assert_int_equal(common_rd(r, CC(queue_desc_lo), 4), 0);
 	}
-	assert_memory_equal(r->vp.rings, before.rings, sizeof(before.rings));
+	assert_memory_equal(r->vp.t.rings, before.t.rings,
+			    sizeof(before.t.rings));
 	assert_memory_equal(r->vp.qvector, before.qvector, sizeof(before.qvector));
 	/* Sizes a split ring cannot have. */
 	common_wr(r, CC(queue_select), 0, 2);
@@ -900,7 +902,7 @@ static void test_hostile_after_driver_ok(void **state)
 	set_status(r, OK_STATUS | VIRTIO_CONFIG_S_DRIVER_OK);
 	set_status(r, VIRTIO_CONFIG_S_NEEDS_RESET | OK_STATUS |
 			      VIRTIO_CONFIG_S_DRIVER_OK);
-	before.queue_select = r->vp.queue_select;
+	before.t.queue_select = r->vp.t.queue_select;
 	assert_memory_equal(&before, &r->vp, sizeof(before));
 	assert_int_equal(r->activations, 1);
 	assert_int_equal(status(r), OK_STATUS | VIRTIO_CONFIG_S_DRIVER_OK);
@@ -1050,7 +1052,7 @@ static void *race_driver(void *arg)
  * and nowhere BAR 0 ever was otherwise. */
 static void expect_doorbells_only_at_bar0(struct rig *r)
 {
-	bool active = r->vp.active;
+	bool active = r->vp.t.active;
 	for (unsigned int i = 0; i <= RACE_MOVES + 1; i++) {
 		uint64_t at = i <= RACE_MOVES ? race_addr(i) : RACE_SIZING_ADDR;
 		for (uint32_t q = 0; q < NR_QUEUES; q++)
@@ -1085,7 +1087,7 @@ static void test_bar_move_races_driver_ok(void **state)
 	set_status(r, 0);
 	expect_doorbells_only_at_bar0(r);
 	start(r);
-	assert_true(r->vp.active);
+	assert_true(r->vp.t.active);
 	expect_doorbells_only_at_bar0(r);
 	move_bar0(r, race_addr(1));
 	expect_doorbells_only_at_bar0(r);
