@@ -1,7 +1,8 @@
 /* Register-level tests for the virtio-mmio transport against a fake device,
  * without KVM: identity, feature negotiation, queue set-up, reset, the
  * interrupt cause, shared memory registers, config space, and hostile
- * accesses that must change nothing. */
+ * accesses that must change nothing; and the life cycle's cases that
+ * virtio-pci must pass alike (virtio_lifecycle.h). */
 #include <linux/virtio_config.h>
 #include <linux/virtio_mmio.h>
 #include <setjmp.h>
@@ -14,6 +15,7 @@
 
 #include <cmocka.h>
 
+#include "tests/unit/virtio_lifecycle.h"
 #include "virtio/virtio_mmio.h"
 
 #define RAM_SIZE 0x100000
@@ -37,6 +39,7 @@ struct fake {
 	unsigned int activations, resets;
 	uint64_t activated_features;
 	unsigned int activated_queues;
+	int start_error; /* what fake_activate() returns */
 	struct virtio_mmio m;
 };
 
@@ -48,7 +51,7 @@ static int fake_activate(void *opaque, struct virtio_queue *queues,
 	f->activations++;
 	f->activated_queues = nr;
 	f->activated_features = features;
-	return 0;
+	return f->start_error;
 }
 
 static void fake_reset(void *opaque)
@@ -105,16 +108,21 @@ static void wr64(struct fake *f, uint64_t lo_off, uint64_t v)
 	wr(f, lo_off + 4, (uint32_t)(v >> 32));
 }
 
+static void set_features(struct fake *f, uint64_t features)
+{
+	for (uint32_t sel = 0; sel < 2; sel++) {
+		wr(f, VIRTIO_MMIO_DRIVER_FEATURES_SEL, sel);
+		wr(f, VIRTIO_MMIO_DRIVER_FEATURES, (uint32_t)(features >> (32 * sel)));
+	}
+}
+
 /* Negotiates features (both words) and sets FEATURES_OK. */
 static void negotiate(struct fake *f, uint64_t features)
 {
 	wr(f, VIRTIO_MMIO_STATUS, VIRTIO_CONFIG_S_ACKNOWLEDGE);
 	wr(f, VIRTIO_MMIO_STATUS,
 	   VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER);
-	for (uint32_t sel = 0; sel < 2; sel++) {
-		wr(f, VIRTIO_MMIO_DRIVER_FEATURES_SEL, sel);
-		wr(f, VIRTIO_MMIO_DRIVER_FEATURES, (uint32_t)(features >> (32 * sel)));
-	}
+	set_features(f, features);
 	wr(f, VIRTIO_MMIO_STATUS, OK_STATUS);
 }
 
@@ -459,6 +467,67 @@ static void test_hostile_queue_values(void **state)
 	assert_int_equal(f->m.t.rings[0].size, 1);
 }
 
+/* --- the life cycle's cases shared with virtio-pci. */
+
+static void lc_set_status(void *f, uint8_t s)
+{
+	wr(f, VIRTIO_MMIO_STATUS, s);
+}
+
+static uint8_t lc_status(void *f)
+{
+	return (uint8_t)rd(f, VIRTIO_MMIO_STATUS);
+}
+
+static void lc_set_features(void *f, uint64_t features)
+{
+	set_features(f, features);
+}
+
+static void lc_select_queue(void *f, uint32_t q)
+{
+	wr(f, VIRTIO_MMIO_QUEUE_SEL, q);
+}
+
+static void lc_set_queue_size(void *f, uint32_t size)
+{
+	wr(f, VIRTIO_MMIO_QUEUE_NUM, size);
+}
+
+static void lc_set_ring(void *f, enum ring_part part, uint64_t gpa)
+{
+	wr64(f,
+	     part == RING_DESC    ? VIRTIO_MMIO_QUEUE_DESC_LOW
+	     : part == RING_AVAIL ? VIRTIO_MMIO_QUEUE_AVAIL_LOW
+				  : VIRTIO_MMIO_QUEUE_USED_LOW,
+	     gpa);
+}
+
+static void lc_enable_queue(void *f)
+{
+	wr(f, VIRTIO_MMIO_QUEUE_READY, 1);
+}
+
+static void lc_kick(void *f, uint32_t q)
+{
+	wr(f, VIRTIO_MMIO_QUEUE_NOTIFY, q);
+}
+
+static struct lifecycle_rig lifecycle_rig(void *state)
+{
+	struct fake *f = state;
+	return (struct lifecycle_rig){
+		.guest = f, .set_status = lc_set_status, .status = lc_status,
+		.set_features = lc_set_features,
+		.select_queue = lc_select_queue,
+		.set_queue_size = lc_set_queue_size, .set_ring = lc_set_ring,
+		.enable_queue = lc_enable_queue, .kick = lc_kick,
+		.t = &f->m.t, .activations = &f->activations,
+		.resets = &f->resets, .start_error = &f->start_error};
+}
+
+#define MMIO_TEST(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -477,6 +546,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_config_space, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_widths_and_offsets, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_hostile_queue_values, setup, teardown),
+		LIFECYCLE_TESTS(MMIO_TEST),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

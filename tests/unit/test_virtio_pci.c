@@ -2,8 +2,10 @@
  * a guest drives it: config cycles through the host bridge's ports and
  * BAR 0 accesses through the MMIO bus. What the transport asks of KVM
  * (doorbell ioeventfds, MSI-X irqfds, the DAX memory slot) is checked in
- * KVM itself. Last, a BAR move on one thread races DRIVER_OK and reset on
- * another. /dev/kvm is required: without it these tests fail. */
+ * KVM itself. Then a BAR move on one thread races DRIVER_OK and reset on
+ * another. Last, the life cycle's cases that virtio-mmio must pass alike
+ * (virtio_lifecycle.h). /dev/kvm is required: without it these tests
+ * fail. */
 #include <errno.h>
 #include <linux/pci_regs.h>
 #include <linux/virtio_config.h>
@@ -24,6 +26,7 @@
 #include <cmocka.h>
 
 #include "pci/pci_host.h"
+#include "tests/unit/virtio_lifecycle.h"
 #include "virtio/virtio_pci.h"
 #include "vmm/core/irq.h"
 #include "vmm/core/arch.h"
@@ -64,6 +67,7 @@ struct rig {
 	struct virtio_dev dev;
 	unsigned int activations, resets;
 	uint64_t activated_features;
+	int start_error; /* what fake_activate() returns */
 	struct virtio_pci vp;
 	unsigned int slot;
 	uint64_t bar0;
@@ -80,7 +84,7 @@ static int fake_activate(void *opaque, struct virtio_queue *queues,
 	(void)nr;
 	r->activations++;
 	r->activated_features = features;
-	return 0;
+	return r->start_error;
 }
 
 static void fake_reset(void *opaque)
@@ -185,15 +189,20 @@ static uint8_t status(struct rig *r)
 	return (uint8_t)common_rd(r, CC(device_status), 1);
 }
 
-static void negotiate(struct rig *r, uint64_t features)
+static void set_features(struct rig *r, uint64_t features)
 {
-	set_status(r, VIRTIO_CONFIG_S_ACKNOWLEDGE);
-	set_status(r, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER);
 	for (uint32_t sel = 0; sel < 2; sel++) {
 		common_wr(r, CC(guest_feature_select), sel, 4);
 		common_wr(r, CC(guest_feature), (uint32_t)(features >> (32 * sel)),
 			  4);
 	}
+}
+
+static void negotiate(struct rig *r, uint64_t features)
+{
+	set_status(r, VIRTIO_CONFIG_S_ACKNOWLEDGE);
+	set_status(r, VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER);
+	set_features(r, features);
 	set_status(r, OK_STATUS);
 }
 
@@ -1093,6 +1102,66 @@ static void test_bar_move_races_driver_ok(void **state)
 	expect_doorbells_only_at_bar0(r);
 }
 
+/* --- the life cycle's cases shared with virtio-mmio. */
+
+static void lc_set_status(void *r, uint8_t s)
+{
+	set_status(r, s);
+}
+
+static uint8_t lc_status(void *r)
+{
+	return status(r);
+}
+
+static void lc_set_features(void *r, uint64_t features)
+{
+	set_features(r, features);
+}
+
+static void lc_select_queue(void *r, uint32_t q)
+{
+	common_wr(r, CC(queue_select), q, 2);
+}
+
+static void lc_set_queue_size(void *r, uint32_t size)
+{
+	common_wr(r, CC(queue_size), size, 2);
+}
+
+static void lc_set_ring(void *r, enum ring_part part, uint64_t gpa)
+{
+	size_t lo = part == RING_DESC    ? CC(queue_desc_lo)
+		    : part == RING_AVAIL ? CC(queue_avail_lo)
+					 : CC(queue_used_lo);
+	common_wr(r, lo, (uint32_t)gpa, 4);
+	common_wr(r, lo + 4, (uint32_t)(gpa >> 32), 4);
+}
+
+static void lc_enable_queue(void *r)
+{
+	common_wr(r, CC(queue_enable), 1, 2);
+}
+
+static void lc_kick(void *arg, uint32_t q)
+{
+	struct rig *r = arg;
+	bar_wr(r, r->l.notify + q * r->l.notify_mult, q, 2);
+}
+
+static struct lifecycle_rig lifecycle_rig(void *state)
+{
+	struct rig *r = state;
+	return (struct lifecycle_rig){
+		.guest = r, .set_status = lc_set_status, .status = lc_status,
+		.set_features = lc_set_features,
+		.select_queue = lc_select_queue,
+		.set_queue_size = lc_set_queue_size, .set_ring = lc_set_ring,
+		.enable_queue = lc_enable_queue, .kick = lc_kick,
+		.t = &r->vp.t, .activations = &r->activations,
+		.resets = &r->resets, .start_error = &r->start_error};
+}
+
 #define PCI_TEST(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
 
 int main(void)
@@ -1116,6 +1185,7 @@ int main(void)
 		PCI_TEST(test_hostile_after_driver_ok),
 		PCI_TEST(test_hostile_config_space),
 		PCI_TEST(test_bar_move_races_driver_ok),
+		LIFECYCLE_TESTS(PCI_TEST),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
