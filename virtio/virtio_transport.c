@@ -154,8 +154,10 @@ void virtio_transport_set_status(struct virtio_transport *t, uint8_t status)
 	if ((added & VIRTIO_CONFIG_S_FEATURES_OK) && !features_acceptable(t))
 		added &= (uint8_t)~VIRTIO_CONFIG_S_FEATURES_OK;
 	t->status |= added;
+	/* A driver that gave up (FAILED) resets before it tries again. */
 	if ((added & VIRTIO_CONFIG_S_DRIVER_OK) &&
-	    (t->status & VIRTIO_CONFIG_S_FEATURES_OK))
+	    (t->status & VIRTIO_CONFIG_S_FEATURES_OK) &&
+	    !(t->status & VIRTIO_CONFIG_S_FAILED))
 		start(t);
 }
 
@@ -168,7 +170,9 @@ struct ring_setup *virtio_transport_selected(struct virtio_transport *t)
 
 bool virtio_transport_setting_up(const struct virtio_transport *t)
 {
-	return !t->active;
+	/* Not only while the device runs: after a failed start too, the
+	 * queues stay as the device was given them until a reset. */
+	return !(t->status & VIRTIO_CONFIG_S_DRIVER_OK);
 }
 
 /* The selected queue if its set-up may change, and its rings too when

@@ -85,14 +85,15 @@ bool virtio_transport_set_driver_features(struct virtio_transport *t,
  * Otherwise bits only accumulate: the driver never clears one, nor sets
  * NEEDS_RESET; FEATURES_OK sticks only for offered features including
  * VERSION_1 (no legacy drivers); DRIVER_OK on top of FEATURES_OK starts
- * the device, and a device that cannot start on the driver's rings
- * needs a reset. */
+ * the device unless the driver gave up on it (FAILED), and a device that
+ * cannot start on the driver's rings needs a reset. */
 void virtio_transport_set_status(struct virtio_transport *t, uint8_t status);
 
 /* The queue queue_select names; NULL past the device's queues. */
 struct ring_setup *virtio_transport_selected(struct virtio_transport *t);
 
-/* True while the device is not running: queues may still be set up. */
+/* True until the driver sets DRIVER_OK: queues may be set up until then,
+ * and again only after a reset. */
 bool virtio_transport_setting_up(const struct virtio_transport *t);
 
 /* The selected queue's set-up, while setting up. Its size (a power of

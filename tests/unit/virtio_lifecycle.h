@@ -215,8 +215,7 @@ static void test_lifecycle_bad_rings_need_reset(void **state)
 {
 	const struct lifecycle_rig rig = lifecycle_rig(*state), *r = &rig;
 	lc_negotiate(r, r->t->dev->features);
-	lc_setup_queue(r, 0, 64);
-	r->select_queue(r->guest, 1);
+	r->select_queue(r->guest, 0);
 	lc_set_rings(r, LC_NOT_RAM);
 	r->enable_queue(r->guest);
 	r->set_status(r->guest, LC_DRIVER_OK);
@@ -224,6 +223,9 @@ static void test_lifecycle_bad_rings_need_reset(void **state)
 	assert_false(r->t->active);
 	assert_int_equal(r->status(r->guest),
 			 LC_DRIVER_OK | VIRTIO_CONFIG_S_NEEDS_RESET);
+	/* Set-up stays closed: queues are set up again after a reset. */
+	lc_setup_queue(r, 1, 64);
+	assert_false(r->t->rings[1].enabled);
 	/* Only a reset clears it; then the device starts again. */
 	r->set_status(r->guest, LC_DRIVER_OK);
 	assert_true(r->status(r->guest) & VIRTIO_CONFIG_S_NEEDS_RESET);
@@ -245,6 +247,21 @@ static void test_lifecycle_device_refuses_start(void **state)
 	lc_reset(r);
 	assert_int_equal(*r->resets, 0); /* it never ran */
 	*r->start_error = 0;
+	lc_start(r);
+	assert_true(r->t->active);
+	lc_reset(r);
+}
+
+static void test_lifecycle_no_start_after_failed(void **state)
+{
+	const struct lifecycle_rig rig = lifecycle_rig(*state), *r = &rig;
+	lc_negotiate(r, r->t->dev->features);
+	r->set_status(r->guest, LC_FEATURES_OK | VIRTIO_CONFIG_S_FAILED);
+	lc_setup_queue(r, 0, 64);
+	r->set_status(r->guest, LC_DRIVER_OK | VIRTIO_CONFIG_S_FAILED);
+	assert_int_equal(*r->activations, 0);
+	assert_false(r->t->active);
+	lc_reset(r);
 	lc_start(r);
 	assert_true(r->t->active);
 	lc_reset(r);
@@ -274,6 +291,7 @@ static void test_lifecycle_kicks(void **state)
 	wrap(test_lifecycle_refuses_queue_setup),              \
 	wrap(test_lifecycle_bad_rings_need_reset),             \
 	wrap(test_lifecycle_device_refuses_start),             \
+	wrap(test_lifecycle_no_start_after_failed),            \
 	wrap(test_lifecycle_kicks)
 
 #endif
