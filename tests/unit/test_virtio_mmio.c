@@ -516,14 +516,8 @@ static void lc_kick(void *f, uint32_t q)
 static struct lifecycle_rig lifecycle_rig(void *state)
 {
 	struct fake *f = state;
-	return (struct lifecycle_rig){
-		.guest = f, .set_status = lc_set_status, .status = lc_status,
-		.set_features = lc_set_features,
-		.select_queue = lc_select_queue,
-		.set_queue_size = lc_set_queue_size, .set_ring = lc_set_ring,
-		.enable_queue = lc_enable_queue, .kick = lc_kick,
-		.t = &f->m.t, .activations = &f->activations,
-		.resets = &f->resets, .start_error = &f->start_error};
+	return (struct lifecycle_rig){f, &f->m.t, &f->activations, &f->resets,
+				      &f->start_error};
 }
 
 #define MMIO_TEST(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)

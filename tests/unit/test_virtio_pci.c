@@ -1152,14 +1152,8 @@ static void lc_kick(void *arg, uint32_t q)
 static struct lifecycle_rig lifecycle_rig(void *state)
 {
 	struct rig *r = state;
-	return (struct lifecycle_rig){
-		.guest = r, .set_status = lc_set_status, .status = lc_status,
-		.set_features = lc_set_features,
-		.select_queue = lc_select_queue,
-		.set_queue_size = lc_set_queue_size, .set_ring = lc_set_ring,
-		.enable_queue = lc_enable_queue, .kick = lc_kick,
-		.t = &r->vp.t, .activations = &r->activations,
-		.resets = &r->resets, .start_error = &r->start_error};
+	return (struct lifecycle_rig){r, &r->vp.t, &r->activations, &r->resets,
+				      &r->start_error};
 }
 
 #define PCI_TEST(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)

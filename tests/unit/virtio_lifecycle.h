@@ -4,8 +4,9 @@
  * transports must take the same sequences and refuse the same bad ones.
  * Every case ends with a reset that must leave the device as new.
  *
- * A test file includes this after cmocka.h, defines lifecycle_rig(), and
- * lists LIFECYCLE_TESTS(its setup/teardown wrapper) among its tests. Its
+ * A test file includes this after cmocka.h, defines the lc_*() writes
+ * and lifecycle_rig() declared below, and lists LIFECYCLE_TESTS(its
+ * setup/teardown wrapper) among its tests. Its
  * device offers VERSION_1 and two queues or more, and its guest has RAM
  * from 0 to 0x40000. */
 #ifndef FSVM_TEST_VIRTIO_LIFECYCLE_H
@@ -20,17 +21,20 @@
 
 #include "virtio/virtio_transport.h"
 
+/* The driver's writes, each test file's own in its transport's registers
+ * (guest is its rig). */
+static void lc_set_status(void *guest, uint8_t status);
+static uint8_t lc_status(void *guest);
+static void lc_set_features(void *guest, uint64_t features); /* both words */
+static void lc_select_queue(void *guest, uint32_t q);
+static void lc_set_queue_size(void *guest, uint32_t size);
+static void lc_set_ring(void *guest, enum ring_part part, uint64_t gpa);
+static void lc_enable_queue(void *guest);
+static void lc_kick(void *guest, uint32_t q); /* q < 1024 */
+
+/* What the writes land in, and what the device was told. */
 struct lifecycle_rig {
-	void *guest; /* passed to each of the driver's writes below */
-	void (*set_status)(void *guest, uint8_t status);
-	uint8_t (*status)(void *guest);
-	void (*set_features)(void *guest, uint64_t features); /* both words */
-	void (*select_queue)(void *guest, uint32_t q);
-	void (*set_queue_size)(void *guest, uint32_t size);
-	void (*set_ring)(void *guest, enum ring_part part, uint64_t gpa);
-	void (*enable_queue)(void *guest);
-	void (*kick)(void *guest, uint32_t q); /* q < 1024 */
-	/* What the writes land in, and what the device was told. */
+	void *guest;
 	struct virtio_transport *t;
 	const unsigned int *activations, *resets;
 	int *start_error; /* what the device's next starts return */
@@ -45,28 +49,28 @@ static struct lifecycle_rig lifecycle_rig(void *state);
 
 static void lc_negotiate(const struct lifecycle_rig *r, uint64_t features)
 {
-	r->set_status(r->guest, VIRTIO_CONFIG_S_ACKNOWLEDGE);
-	r->set_status(r->guest, VIRTIO_CONFIG_S_ACKNOWLEDGE |
+	lc_set_status(r->guest, VIRTIO_CONFIG_S_ACKNOWLEDGE);
+	lc_set_status(r->guest, VIRTIO_CONFIG_S_ACKNOWLEDGE |
 					VIRTIO_CONFIG_S_DRIVER);
-	r->set_features(r->guest, features);
-	r->set_status(r->guest, LC_FEATURES_OK);
+	lc_set_features(r->guest, features);
+	lc_set_status(r->guest, LC_FEATURES_OK);
 }
 
 static void lc_set_rings(const struct lifecycle_rig *r, uint64_t at)
 {
-	r->set_ring(r->guest, RING_DESC, at);
-	r->set_ring(r->guest, RING_AVAIL, at + 0x4000);
-	r->set_ring(r->guest, RING_USED, at + 0x8000);
+	lc_set_ring(r->guest, RING_DESC, at);
+	lc_set_ring(r->guest, RING_AVAIL, at + 0x4000);
+	lc_set_ring(r->guest, RING_USED, at + 0x8000);
 }
 
 /* Queue q: size entries, rings in RAM, enabled. */
 static void lc_setup_queue(const struct lifecycle_rig *r, uint32_t q,
 			   uint32_t size)
 {
-	r->select_queue(r->guest, q);
-	r->set_queue_size(r->guest, size);
+	lc_select_queue(r->guest, q);
+	lc_set_queue_size(r->guest, size);
 	lc_set_rings(r, 0x10000 * (q + 1ULL));
-	r->enable_queue(r->guest);
+	lc_enable_queue(r->guest);
 }
 
 static void lc_start(const struct lifecycle_rig *r)
@@ -74,7 +78,7 @@ static void lc_start(const struct lifecycle_rig *r)
 	lc_negotiate(r, r->t->dev->features);
 	lc_setup_queue(r, 0, 64);
 	lc_setup_queue(r, 1, 64);
-	r->set_status(r->guest, LC_DRIVER_OK);
+	lc_set_status(r->guest, LC_DRIVER_OK);
 }
 
 static uint64_t lc_kicks(const struct lifecycle_rig *r, unsigned int q)
@@ -88,7 +92,7 @@ static uint64_t lc_kicks(const struct lifecycle_rig *r, unsigned int q)
 static void lc_expect_new(const struct lifecycle_rig *r)
 {
 	const struct virtio_transport *t = r->t;
-	assert_int_equal(r->status(r->guest), 0);
+	assert_int_equal(lc_status(r->guest), 0);
 	assert_false(t->active);
 	assert_int_equal(t->driver_features, 0);
 	assert_int_equal(t->device_feature_select, 0);
@@ -106,7 +110,7 @@ static void lc_expect_new(const struct lifecycle_rig *r)
 
 static void lc_reset(const struct lifecycle_rig *r)
 {
-	r->set_status(r->guest, 0);
+	lc_set_status(r->guest, 0);
 	lc_expect_new(r);
 }
 
@@ -117,10 +121,10 @@ static void test_lifecycle_start_and_reset(void **state)
 	lc_start(r);
 	assert_int_equal(*r->activations, 1);
 	assert_true(r->t->active);
-	assert_int_equal(r->status(r->guest), LC_DRIVER_OK);
+	assert_int_equal(lc_status(r->guest), LC_DRIVER_OK);
 	assert_int_equal(r->t->queues[1].ring.size, 64);
 	/* DRIVER_OK again starts nothing more. */
-	r->set_status(r->guest, LC_DRIVER_OK);
+	lc_set_status(r->guest, LC_DRIVER_OK);
 	assert_int_equal(*r->activations, 1);
 	lc_reset(r);
 	assert_int_equal(*r->resets, 1);
@@ -144,19 +148,19 @@ static void test_lifecycle_refuses_features(void **state)
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		lc_negotiate(r, bad[i]);
-		assert_int_equal(r->status(r->guest),
+		assert_int_equal(lc_status(r->guest),
 				 VIRTIO_CONFIG_S_ACKNOWLEDGE |
 					 VIRTIO_CONFIG_S_DRIVER);
 		/* DRIVER_OK without FEATURES_OK starts nothing. */
 		lc_setup_queue(r, 0, 64);
-		r->set_status(r->guest, LC_DRIVER_OK);
+		lc_set_status(r->guest, LC_DRIVER_OK);
 		assert_int_equal(*r->activations, 0);
 		lc_reset(r);
 	}
 	/* Features are the driver's until FEATURES_OK, then frozen. */
 	lc_negotiate(r, offered);
 	assert_int_equal(r->t->driver_features, offered);
-	r->set_features(r->guest, 0);
+	lc_set_features(r->guest, 0);
 	assert_int_equal(r->t->driver_features, offered);
 	lc_reset(r);
 }
@@ -166,12 +170,12 @@ static void test_lifecycle_status_only_accumulates(void **state)
 	const struct lifecycle_rig rig = lifecycle_rig(*state), *r = &rig;
 	lc_negotiate(r, r->t->dev->features);
 	/* The driver clears no bit and sets no NEEDS_RESET. */
-	r->set_status(r->guest, VIRTIO_CONFIG_S_ACKNOWLEDGE);
-	r->set_status(r->guest, LC_FEATURES_OK | VIRTIO_CONFIG_S_NEEDS_RESET);
-	assert_int_equal(r->status(r->guest), LC_FEATURES_OK);
+	lc_set_status(r->guest, VIRTIO_CONFIG_S_ACKNOWLEDGE);
+	lc_set_status(r->guest, LC_FEATURES_OK | VIRTIO_CONFIG_S_NEEDS_RESET);
+	assert_int_equal(lc_status(r->guest), LC_FEATURES_OK);
 	lc_start(r);
-	r->set_status(r->guest, VIRTIO_CONFIG_S_DRIVER_OK);
-	assert_int_equal(r->status(r->guest), LC_DRIVER_OK);
+	lc_set_status(r->guest, VIRTIO_CONFIG_S_DRIVER_OK);
+	assert_int_equal(lc_status(r->guest), LC_DRIVER_OK);
 	assert_int_equal(*r->activations, 1);
 	lc_reset(r);
 }
@@ -190,19 +194,19 @@ static void test_lifecycle_refuses_queue_setup(void **state)
 	for (size_t i = 0; i < sizeof(selects) / sizeof(selects[0]); i++)
 		lc_setup_queue(r, selects[i], 64);
 	/* Sizes a split ring cannot have, or past the device's maximum. */
-	r->select_queue(r->guest, 0);
+	lc_select_queue(r->guest, 0);
 	const uint32_t sizes[] = {0, 3, 100, max + 1, max * 2, 0xffff, 0x10000};
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
-		r->set_queue_size(r->guest, sizes[i]);
+		lc_set_queue_size(r->guest, sizes[i]);
 	assert_memory_equal(t->rings, before, sizeof(before));
 	/* An enabled queue's size and rings stay. */
 	lc_setup_queue(r, 0, 32);
-	r->set_queue_size(r->guest, 16);
+	lc_set_queue_size(r->guest, 16);
 	lc_set_rings(r, 0x30000);
 	assert_int_equal(t->rings[0].size, 32);
 	assert_int_equal(t->rings[0].desc, 0x10000);
 	/* A live device's set-up stays: queue 1, left disabled, too. */
-	r->set_status(r->guest, LC_DRIVER_OK);
+	lc_set_status(r->guest, LC_DRIVER_OK);
 	lc_setup_queue(r, 1, 16);
 	assert_false(t->rings[1].enabled);
 	assert_int_equal(t->rings[1].size, max);
@@ -215,20 +219,20 @@ static void test_lifecycle_bad_rings_need_reset(void **state)
 {
 	const struct lifecycle_rig rig = lifecycle_rig(*state), *r = &rig;
 	lc_negotiate(r, r->t->dev->features);
-	r->select_queue(r->guest, 0);
+	lc_select_queue(r->guest, 0);
 	lc_set_rings(r, LC_NOT_RAM);
-	r->enable_queue(r->guest);
-	r->set_status(r->guest, LC_DRIVER_OK);
+	lc_enable_queue(r->guest);
+	lc_set_status(r->guest, LC_DRIVER_OK);
 	assert_int_equal(*r->activations, 0);
 	assert_false(r->t->active);
-	assert_int_equal(r->status(r->guest),
+	assert_int_equal(lc_status(r->guest),
 			 LC_DRIVER_OK | VIRTIO_CONFIG_S_NEEDS_RESET);
 	/* Set-up stays closed: queues are set up again after a reset. */
 	lc_setup_queue(r, 1, 64);
 	assert_false(r->t->rings[1].enabled);
 	/* Only a reset clears it; then the device starts again. */
-	r->set_status(r->guest, LC_DRIVER_OK);
-	assert_true(r->status(r->guest) & VIRTIO_CONFIG_S_NEEDS_RESET);
+	lc_set_status(r->guest, LC_DRIVER_OK);
+	assert_true(lc_status(r->guest) & VIRTIO_CONFIG_S_NEEDS_RESET);
 	lc_reset(r);
 	assert_int_equal(*r->resets, 0);
 	lc_start(r);
@@ -243,7 +247,7 @@ static void test_lifecycle_device_refuses_start(void **state)
 	lc_start(r);
 	assert_int_equal(*r->activations, 1);
 	assert_false(r->t->active);
-	assert_true(r->status(r->guest) & VIRTIO_CONFIG_S_NEEDS_RESET);
+	assert_true(lc_status(r->guest) & VIRTIO_CONFIG_S_NEEDS_RESET);
 	lc_reset(r);
 	assert_int_equal(*r->resets, 0); /* it never ran */
 	*r->start_error = 0;
@@ -256,9 +260,9 @@ static void test_lifecycle_no_start_after_failed(void **state)
 {
 	const struct lifecycle_rig rig = lifecycle_rig(*state), *r = &rig;
 	lc_negotiate(r, r->t->dev->features);
-	r->set_status(r->guest, LC_FEATURES_OK | VIRTIO_CONFIG_S_FAILED);
+	lc_set_status(r->guest, LC_FEATURES_OK | VIRTIO_CONFIG_S_FAILED);
 	lc_setup_queue(r, 0, 64);
-	r->set_status(r->guest, LC_DRIVER_OK | VIRTIO_CONFIG_S_FAILED);
+	lc_set_status(r->guest, LC_DRIVER_OK | VIRTIO_CONFIG_S_FAILED);
 	assert_int_equal(*r->activations, 0);
 	assert_false(r->t->active);
 	lc_reset(r);
@@ -276,11 +280,11 @@ static void test_lifecycle_kicks(void **state)
 	/* Kept for the device until it starts: an enabled queue's only. */
 	const uint32_t kicks[] = {1, 0, nr, VIRTIO_TRANSPORT_MAX_QUEUES, 1023};
 	for (size_t i = 0; i < sizeof(kicks) / sizeof(kicks[0]); i++)
-		r->kick(r->guest, kicks[i]);
+		lc_kick(r->guest, kicks[i]);
 	assert_int_equal(lc_kicks(r, 0), 0);
 	assert_int_equal(lc_kicks(r, 1), 1);
 	/* A reset forgets those left. */
-	r->kick(r->guest, 1);
+	lc_kick(r->guest, 1);
 	lc_reset(r);
 }
 
