@@ -4,6 +4,7 @@
 #   make check    the layering check, unit tests (also under ASan+UBSan and
 #                 TSan), a short fuzzing round and guest integration tests
 #   make fuzz     fuzz every target for FUZZ_SECONDS (600) each
+#   make bench    benchmarks, fsvm beside QEMU + virtiofsd and 9p
 
 CC      ?= gcc
 BUILD   := build
@@ -35,7 +36,7 @@ UNIT_SAN_BINS := $(filter-out $(BUILD)/tests-san/test_seccomp,\
 UNIT_TSAN_SRCS := $(filter-out tests/unit/test_identity.c tests/unit/test_seccomp.c,$(UNIT_SRCS))
 UNIT_TSAN_BINS := $(UNIT_TSAN_SRCS:tests/unit/%.c=$(BUILD)/tests-tsan/%)
 
-.PHONY: all deps guest run check unit integration fuzz fuzz-check fuzz-corpus clean
+.PHONY: all deps guest run check unit integration fuzz fuzz-check fuzz-corpus bench clean
 all: fsvm
 
 deps:
@@ -139,6 +140,14 @@ $(BUILD)/libfsvm-fuzz.a: $(FUZZ_LIB_SRCS:%.c=$(BUILD)/fuzz-obj/%.o)
 $(BUILD)/fuzz/%: $(BUILD)/fuzz-obj/tests/fuzz/%.o $(BUILD)/libfsvm-fuzz.a
 	@mkdir -p $(dir $@)
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lpthread
+
+# Benchmarks, side by side (bench/, results in bench/results/): the request
+# path natively, then boots and file systems against QEMU's peers, each in
+# one lab run where this host's KVM cannot boot stock kernels.
+bench: fsvm guest $(BUILD)/bench/device
+	bench/device
+	bench/boot
+	bench/fs
 
 # bench/device drives the request path natively (no VM).
 $(BUILD)/bench/device: bench/device.c $(BUILD)/libfsvm.a
