@@ -300,17 +300,6 @@ int fuse_write(struct fuse_req *req)
 
 /* POSIX locks go with the guest's SETLK unlock on close, and data is
  * written through: there is nothing to flush but the handle to check. */
-int fuse_flush(struct fuse_req *req)
-{
-	const struct fuse_flush_in *in = (const void *)req->args;
-	struct handle *h = fuse_handle(req, in->fh);
-
-	if (!h)
-		return -EBADF;
-	fuse_put_handle(req, h);
-	return 0;
-}
-
 /* RELEASE and RELEASEDIR. */
 int fuse_release(struct fuse_req *req)
 {

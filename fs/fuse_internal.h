@@ -158,7 +158,7 @@ fuse_handler fuse_mknod, fuse_mkdir, fuse_symlink, fuse_link, fuse_unlink,
 	fuse_rmdir, fuse_rename, fuse_rename2;
 /* fuse_file.c; fuse_release and fuse_fsync serve directories too */
 fuse_handler fuse_open, fuse_create, fuse_tmpfile, fuse_read, fuse_write,
-	fuse_flush, fuse_release, fuse_fsync, fuse_fallocate, fuse_lseek,
+	fuse_release, fuse_fsync, fuse_fallocate, fuse_lseek,
 	fuse_copy_file_range;
 /* fuse_dir.c */
 fuse_handler fuse_opendir, fuse_readdir, fuse_readdirplus;

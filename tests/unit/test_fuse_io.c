@@ -283,13 +283,10 @@ static void flush_and_fsync(void **state)
 	assert_int_equal(fx_create(f, FUSE_ROOT_ID, "f", O_RDWR, 0644, &e, &fh), 0);
 	struct fuse_flush_in fl = { .fh = fh };
 
+	/* The guest stops sending FLUSH after its first ENOSYS. */
 	req_begin(FUSE_FLUSH, e.nodeid);
 	req_add(&fl, sizeof(fl));
-	assert_int_equal(req_send(f), 0);
-	fl.fh = 12345;
-	req_begin(FUSE_FLUSH, e.nodeid);
-	req_add(&fl, sizeof(fl));
-	assert_int_equal(req_send(f), -EBADF);
+	assert_int_equal(req_send(f), -ENOSYS);
 
 	struct fuse_fsync_in fs = { .fh = fh };
 
