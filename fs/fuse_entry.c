@@ -67,11 +67,20 @@ int fuse_lookup(struct fuse_req *req)
 	enum host_fs_kind dir_kind = dir->kind;
 
 	fuse_put_inode(req, dir);
+	struct fuse_entry_out entry;
+	uint64_t timeout = fuse_cache_timeout(req->srv);
+
+	/* A name that is not there, for as long as names that are stay
+	 * cached: node id 0 lets the guest keep the negative entry (PATH
+	 * searches, .gitignore probes, imports ask again and again). */
+	if (fd == -ENOENT && timeout) {
+		entry = (struct fuse_entry_out){.entry_valid = timeout};
+		return fuse_reply(req, &entry, sizeof(entry));
+	}
 	if (fd < 0)
 		return fd;
 
 	struct stat st;
-	struct fuse_entry_out entry;
 
 	err = confine_stat(fd, &st);
 	if (err) {

@@ -188,6 +188,9 @@ static void lookup_reports_host_attributes(void **state)
 	assert_int_equal(e.entry_valid, 1);
 	assert_int_equal(e.attr_valid, 1);
 	assert_int_equal(fx_lookup(f, FUSE_ROOT_ID, "missing", &e), -ENOENT);
+	/* A negative entry the guest keeps as long as a positive one. */
+	assert_int_equal(e.nodeid, 0);
+	assert_int_equal(e.entry_valid, 1);
 }
 
 static void lookups_are_counted_and_forget_frees(void **state)
@@ -504,6 +507,19 @@ static void cache_modes(void **state)
 		assert_int_equal(fx_lookup(&f, FUSE_ROOT_ID, "f", &e), 0);
 		assert_int_equal(e.entry_valid, modes[i].timeout);
 		assert_int_equal(e.attr_valid, modes[i].timeout);
+		/* A missing name: a negative entry kept as long, or with no
+		 * cache at all a plain ENOENT. */
+		req_begin(FUSE_LOOKUP, FUSE_ROOT_ID);
+		req_str("missing");
+		if (modes[i].timeout) {
+			assert_int_equal(req_send(&f), 0);
+			struct fuse_entry_out neg;
+			memcpy(&neg, fx_reply, sizeof(neg));
+			assert_int_equal(neg.nodeid, 0);
+			assert_int_equal(neg.entry_valid, modes[i].timeout);
+		} else {
+			assert_int_equal(req_send(&f), -ENOENT);
+		}
 		req_begin(FUSE_OPEN, e.nodeid);
 		req_add(&in, sizeof(in));
 		assert_int_equal(req_send(&f), 0);

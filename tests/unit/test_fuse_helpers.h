@@ -241,6 +241,10 @@ static inline int fx_lookup(struct fx *f, uint64_t parent, const char *name,
 	if (!err) {
 		assert_int_equal(fx_reply_len, sizeof(*e));
 		memcpy(e, fx_reply, sizeof(*e));
+		/* Node id 0: no such name, as the kernel reads it (a negative
+		 * entry it may keep for entry_valid). */
+		if (!e->nodeid)
+			return -ENOENT;
 	}
 	return err;
 }
