@@ -1,0 +1,269 @@
+/* Unit tests for devices/virtio_fs: FUSE requests put in a real split ring
+ * in guest memory, the device's worker (and its helpers, past the first
+ * request in flight) answering each once, and a reset in the middle of a
+ * batch. Run under ASan and TSan too (make unit). */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fuse.h>
+#include <linux/virtio_config.h>
+#include <linux/virtio_ring.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "devices/virtio_fs.h"
+
+#define RAM_SIZE (4u << 20)
+#define QSIZE 256u
+#define SLOT 4096u /* one request: its in part, then 2 KiB for the reply */
+#define SLOTS_AT 0x10000u
+#define NR_FILES 50
+
+/* The test plays the guest, which meets the device only through the
+ * rings' ordering rules (fences around plain stores), which TSan cannot
+ * see: races with the guest side's functions are not reported. Races
+ * between the device's own threads still are. */
+const char *__tsan_default_suppressions(void);
+const char *__tsan_default_suppressions(void)
+{
+	return "race:wait_all\nrace:reply\nrace:put\nrace:kick\nrace:batch\n"
+	       "race:start_queues\n";
+}
+
+struct rig {
+	char root[64];
+	uint8_t *ram;
+	struct guest_mem mem;
+	struct virtio_fs fs;
+	struct virtio_queue queues[2];
+	uint16_t avail_idx, used_seen;
+	uint64_t unique;
+};
+
+/* Queue q's rings: desc, avail and used, 12 KiB per queue from 0. */
+static uint64_t ring_gpa(unsigned int q, unsigned int part)
+{
+	return q * 0x3000u + part * 0x1000u;
+}
+
+static void start_queues(struct rig *r)
+{
+	for (unsigned int q = 0; q < 2; q++) {
+		struct virtio_queue *vq = &r->queues[q];
+		*vq = (struct virtio_queue){
+			.kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK),
+			.call_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)};
+		assert_true(vq->kick_fd >= 0 && vq->call_fd >= 0);
+		memset(r->ram + ring_gpa(q, 0), 0, 0x3000);
+		assert_int_equal(split_ring_init(&vq->ring, &r->mem, QSIZE,
+						 ring_gpa(q, 0), ring_gpa(q, 1),
+						 ring_gpa(q, 2), false, false),
+				 0);
+	}
+	r->avail_idx = r->used_seen = 0;
+	assert_int_equal(r->fs.dev.activate(r->fs.dev.opaque, r->queues, 2,
+					    r->fs.dev.features),
+			 0);
+}
+
+static void stop_queues(struct rig *r)
+{
+	r->fs.dev.reset(r->fs.dev.opaque);
+	for (unsigned int q = 0; q < 2; q++) {
+		close(r->queues[q].kick_fd);
+		close(r->queues[q].call_fd);
+	}
+}
+
+/* Puts request i of a batch (slot i) on the request queue: header, args. */
+static void put(struct rig *r, unsigned int i, uint32_t opcode, uint64_t nodeid,
+		const void *args, size_t len)
+{
+	uint64_t in = SLOTS_AT + i * SLOT, out = in + SLOT / 2;
+	struct fuse_in_header h = {.len = (uint32_t)(sizeof(h) + len),
+				   .opcode = opcode, .unique = ++r->unique,
+				   .nodeid = nodeid, .pid = 1};
+	memcpy(r->ram + in, &h, sizeof(h));
+	memcpy(r->ram + in + sizeof(h), args, len);
+	struct vring_desc *desc = (void *)(r->ram + ring_gpa(1, 0));
+	uint16_t d = (uint16_t)(2 * i % QSIZE);
+	desc[d] = (struct vring_desc){.addr = in, .len = h.len,
+				      .flags = VRING_DESC_F_NEXT,
+				      .next = (uint16_t)(d + 1)};
+	desc[d + 1] = (struct vring_desc){.addr = out, .len = SLOT / 2,
+					  .flags = VRING_DESC_F_WRITE};
+	struct vring_avail *avail = (void *)(r->ram + ring_gpa(1, 1));
+	avail->ring[r->avail_idx++ % QSIZE] = d;
+}
+
+/* Publishes what was put and kicks the queue. */
+static void kick(struct rig *r)
+{
+	struct vring_avail *avail = (void *)(r->ram + ring_gpa(1, 1));
+	__atomic_store_n(&avail->idx, r->avail_idx, __ATOMIC_RELEASE);
+	uint64_t one = 1;
+	assert_int_equal(write(r->queues[1].kick_fd, &one, sizeof(one)),
+			 sizeof(one));
+}
+
+/* Waits (5 s at most) until every request put has come back. */
+static void wait_all(struct rig *r)
+{
+	struct vring_used *used = (void *)(r->ram + ring_gpa(1, 2));
+	for (int ms = 0; ms < 5000; ms++) {
+		if (__atomic_load_n(&used->idx, __ATOMIC_ACQUIRE) == r->avail_idx)
+			return;
+		usleep(1000);
+	}
+	fail_msg("only %u of %u requests answered",
+		 __atomic_load_n(&used->idx, __ATOMIC_ACQUIRE), r->avail_idx);
+}
+
+/* The reply in slot i: its header, and a pointer to what follows. */
+static struct fuse_out_header reply(struct rig *r, unsigned int i,
+				    const void **body)
+{
+	struct fuse_out_header h;
+	const uint8_t *out = r->ram + SLOTS_AT + i * SLOT + SLOT / 2;
+	memcpy(&h, out, sizeof(h));
+	*body = out + sizeof(h);
+	return h;
+}
+
+static void init_session(struct rig *r)
+{
+	struct fuse_init_in in = {.major = FUSE_KERNEL_VERSION, .minor = 38,
+				  .max_readahead = 1 << 20};
+	put(r, 0, FUSE_INIT, 0, &in, sizeof(in));
+	kick(r);
+	wait_all(r);
+	const void *body;
+	assert_int_equal(reply(r, 0, &body).error, 0);
+}
+
+static int setup(void **state)
+{
+	static struct rig r;
+	memset(&r, 0, sizeof(r));
+	snprintf(r.root, sizeof(r.root), "/tmp/fsvm-vfs-XXXXXX");
+	assert_non_null(mkdtemp(r.root));
+	for (int i = 0; i < NR_FILES; i++) {
+		char path[128];
+		snprintf(path, sizeof(path), "%s/f%d", r.root, i);
+		int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+		assert_true(fd >= 0 && write(fd, "data", 4) == 4);
+		close(fd);
+	}
+	r.ram = mmap(NULL, RAM_SIZE, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(r.ram != MAP_FAILED);
+	r.mem = (struct guest_mem){.memfd = -1};
+	assert_int_equal(guest_mem_add(&r.mem, 0, RAM_SIZE, r.ram), 0);
+	struct fuse_server_config cfg = {.root = r.root, .cache = FUSE_CACHE_AUTO};
+	assert_int_equal(virtio_fs_create(&r.fs, "t", &cfg, 1, 0, 0), 0);
+	start_queues(&r);
+	init_session(&r);
+	*state = &r;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct rig *r = *state;
+	stop_queues(r);
+	fuse_server_destroy(r->fs.server);
+	close(r->fs.stop_fd);
+	munmap(r->ram, RAM_SIZE);
+	char cmd[128];
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", r->root);
+	return system(cmd);
+}
+
+/* A batch of lookups of the files, one of a missing name and getattrs of
+ * the root: every request comes back once, answered right, whichever
+ * thread ran it. */
+static void batch(struct rig *r, unsigned int n)
+{
+	uint64_t first = r->unique + 1;
+	uint16_t from = r->avail_idx;
+	for (unsigned int i = 0; i < n; i++) {
+		char name[16];
+		int len = snprintf(name, sizeof(name), "f%u", i % (NR_FILES + 1));
+		struct fuse_getattr_in ga = {0};
+		if (i % 3 == 2)
+			put(r, i, FUSE_GETATTR, FUSE_ROOT_ID, &ga, sizeof(ga));
+		else
+			put(r, i, FUSE_LOOKUP, FUSE_ROOT_ID, name, (size_t)len + 1);
+	}
+	kick(r);
+	wait_all(r);
+	struct vring_used *used = (void *)(r->ram + ring_gpa(1, 2));
+	bool seen[QSIZE] = {false};
+	for (uint16_t u = from; u != r->avail_idx; u++) {
+		uint32_t head = used->ring[u % QSIZE].id;
+		assert_true(head < QSIZE && head % 2 == 0 && !seen[head]);
+		seen[head] = true;
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		const void *body;
+		struct fuse_out_header h = reply(r, i, &body);
+		assert_int_equal(h.unique, first + i);
+		assert_int_equal(h.error, 0);
+		if (i % 3 == 2)
+			continue;
+		struct fuse_entry_out e;
+		memcpy(&e, body, sizeof(e));
+		/* f50 is the missing name: a negative entry. */
+		if (i % (NR_FILES + 1) == NR_FILES)
+			assert_int_equal(e.nodeid, 0);
+		else
+			assert_int_not_equal(e.nodeid, 0);
+	}
+}
+
+static void test_every_request_answered_once(void **state)
+{
+	struct rig *r = *state;
+	for (int round = 0; round < 20; round++)
+		batch(r, QSIZE / 2);
+}
+
+/* A reset while a batch runs waits for the requests in hand and stops
+ * every thread; the device then starts again as new. */
+static void test_reset_in_the_middle(void **state)
+{
+	struct rig *r = *state;
+	for (int round = 0; round < 10; round++) {
+		for (unsigned int i = 0; i < QSIZE / 2; i++) {
+			struct fuse_getattr_in ga = {0};
+			put(r, i, FUSE_GETATTR, FUSE_ROOT_ID, &ga, sizeof(ga));
+		}
+		kick(r);
+		stop_queues(r);
+		start_queues(r);
+		init_session(r);
+		batch(r, 30);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_every_request_answered_once,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reset_in_the_middle, setup,
+						teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
