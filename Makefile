@@ -85,7 +85,7 @@ $(BUILD)/tests-tsan/%: tests/unit/%.c $(BUILD)/libfsvm-tsan.a
 $(GUEST)/kernel/vmlinuz:
 	tools/fetch-kernel $(GUEST)/kernel
 
-$(GUEST)/init: $(wildcard guest/*.c guest/*.h) devices/exit_dev.h
+$(GUEST)/init: $(wildcard guest/*.c guest/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -Os -static -o $@ $(wildcard guest/*.c)
 
