@@ -1,6 +1,5 @@
 /* virtio-fs device: one worker thread per queue drains its ring, running
- * each request through the FUSE server with zero copies; on a request
- * queue, requests behind the one in hand go to a few helper threads. */
+ * each request through the FUSE server with zero copies. */
 #include "devices/virtio_fs.h"
 
 #include <errno.h>
@@ -18,36 +17,15 @@
 #include "devices/device.h"
 #include "vmm/core/log.h"
 
-/* Past the first request in flight, requests waiting in a request queue
- * run on up to this many helper threads: one that waits on the host
- * (uncached data, fsync) no longer holds up those behind it, while a lone
- * request still runs where it was taken, with no hand-off. */
-#define VIRTIO_FS_HELPERS 3
-
-struct virtio_fs_worker;
-
-struct virtio_fs_helper {
-	struct virtio_fs_worker *w;
-	pthread_t thread;
-	struct desc_chain *chain; /* its buffer; the request while busy */
-	bool busy;
-};
-
 struct virtio_fs_worker {
 	struct virtio_fs *fs;
 	struct virtio_queue *queue;
 	unsigned int index;
 	pthread_t thread;
-	/* Used ring and interrupt: the worker, its helpers and the threads
-	 * that finish waiting requests (fs/fuse_wait.c) all return chains. */
+	/* Used ring and interrupt: the worker and the threads that finish
+	 * waiting requests (fs/fuse_wait.c) both return chains. */
 	pthread_mutex_t push_lock;
-	struct desc_chain *chain; /* only the worker takes chains */
-	/* Hand-offs to the helpers: their busy flags and chain buffers. */
-	pthread_mutex_t hand_lock;
-	pthread_cond_t hand_cond;
-	bool stopping;
-	struct virtio_fs_helper helpers[VIRTIO_FS_HELPERS];
-	unsigned int nr_helpers;
+	struct desc_chain chain;
 };
 
 static void virtio_fs_push(struct virtio_fs_worker *w, uint16_t head,
@@ -65,64 +43,6 @@ static void virtio_fs_complete(void *opaque, uint64_t head, size_t len)
 	virtio_fs_push(opaque, (uint16_t)head, len);
 }
 
-/* Runs one request and returns its chain, unless it waits (then the
- * chain goes back when the wait ends). */
-static void virtio_fs_run(struct virtio_fs_worker *w, const struct desc_chain *c)
-{
-	struct fuse_completion later = {
-		.done = virtio_fs_complete, .opaque = w, .token = c->head};
-	size_t len = c->unreachable
-			     ? fuse_server_fail(w->fs->server, c->readable,
-						c->nr_readable, c->writable,
-						c->nr_writable, -EFAULT)
-			     : fuse_server_handle(w->fs->server, c->readable,
-						  c->nr_readable, c->writable,
-						  c->nr_writable, &later);
-	if (len != FUSE_DEFERRED)
-		virtio_fs_push(w, c->head, len);
-}
-
-/* Gives the chain in hand to an idle helper (swapping buffers); false
- * when every helper is busy. */
-static bool virtio_fs_hand_off(struct virtio_fs_worker *w)
-{
-	bool handed = false;
-	pthread_mutex_lock(&w->hand_lock);
-	for (unsigned int i = 0; i < w->nr_helpers && !handed; i++) {
-		struct virtio_fs_helper *h = &w->helpers[i];
-		if (h->busy)
-			continue;
-		struct desc_chain *spare = h->chain;
-		h->chain = w->chain;
-		w->chain = spare;
-		h->busy = handed = true;
-	}
-	if (handed)
-		pthread_cond_broadcast(&w->hand_cond);
-	pthread_mutex_unlock(&w->hand_lock);
-	return handed;
-}
-
-static void *virtio_fs_helper_main(void *arg)
-{
-	struct virtio_fs_helper *h = arg;
-	struct virtio_fs_worker *w = h->w;
-
-	pthread_mutex_lock(&w->hand_lock);
-	for (;;) {
-		while (!h->busy && !w->stopping)
-			pthread_cond_wait(&w->hand_cond, &w->hand_lock);
-		if (!h->busy)
-			break;
-		pthread_mutex_unlock(&w->hand_lock);
-		virtio_fs_run(w, h->chain);
-		pthread_mutex_lock(&w->hand_lock);
-		h->busy = false;
-	}
-	pthread_mutex_unlock(&w->hand_lock);
-	return NULL;
-}
-
 /* Runs every available request; false when the ring is malformed. */
 static bool virtio_fs_drain(struct virtio_fs_worker *w)
 {
@@ -132,12 +52,28 @@ static bool virtio_fs_drain(struct virtio_fs_worker *w)
 	do {
 		split_ring_set_notification(&q->ring, false);
 		int got;
-		while ((got = split_ring_pop(&q->ring, w->chain)) > 0) {
-			/* More behind it: let a helper run this one. */
-			if (split_ring_has_avail(&q->ring) &&
-			    virtio_fs_hand_off(w))
-				continue;
-			virtio_fs_run(w, w->chain);
+		while ((got = split_ring_pop(&q->ring, &w->chain)) > 0) {
+			const struct desc_chain *c = &w->chain;
+			struct fuse_completion later = {
+				.done = virtio_fs_complete, .opaque = w,
+				.token = c->head};
+			size_t len =
+				c->unreachable
+					? fuse_server_fail(w->fs->server,
+							   c->readable,
+							   c->nr_readable,
+							   c->writable,
+							   c->nr_writable,
+							   -EFAULT)
+					: fuse_server_handle(w->fs->server,
+							     c->readable,
+							     c->nr_readable,
+							     c->writable,
+							     c->nr_writable,
+							     &later);
+			/* A waiting request keeps its chain until answered. */
+			if (len != FUSE_DEFERRED)
+				virtio_fs_push(w, c->head, len);
 		}
 		if (got < 0) {
 			log_error("virtio-fs: queue %u: bad descriptor chain (%s); queue stopped",
@@ -177,29 +113,6 @@ static void *virtio_fs_worker_main(void *arg)
 	return NULL;
 }
 
-/* Ends a worker's helpers once each has finished its request. */
-static void virtio_fs_stop_helpers(struct virtio_fs_worker *w)
-{
-	pthread_mutex_lock(&w->hand_lock);
-	w->stopping = true;
-	pthread_cond_broadcast(&w->hand_cond);
-	pthread_mutex_unlock(&w->hand_lock);
-	for (unsigned int i = 0; i < w->nr_helpers; i++) {
-		pthread_join(w->helpers[i].thread, NULL);
-		free(w->helpers[i].chain);
-	}
-	w->nr_helpers = 0;
-}
-
-/* What a worker holds once its threads are gone. */
-static void virtio_fs_release_worker(struct virtio_fs_worker *w)
-{
-	pthread_mutex_destroy(&w->push_lock);
-	pthread_mutex_destroy(&w->hand_lock);
-	pthread_cond_destroy(&w->hand_cond);
-	free(w->chain);
-}
-
 static void virtio_fs_stop_workers(struct virtio_fs *fs)
 {
 	if (!fs->workers)
@@ -207,55 +120,18 @@ static void virtio_fs_stop_workers(struct virtio_fs *fs)
 	uint64_t one = 1;
 	if (write(fs->stop_fd, &one, sizeof(one)) < 0)
 		log_error("virtio-fs: stop: %s", strerror(errno));
-	for (unsigned int i = 0; i < fs->nr_workers; i++) {
+	for (unsigned int i = 0; i < fs->nr_workers; i++)
 		pthread_join(fs->workers[i].thread, NULL);
-		virtio_fs_stop_helpers(&fs->workers[i]);
-	}
 	/* No worker starts a wait any more; the rings go once none runs. */
 	fuse_server_abandon_waits(fs->server);
+	for (unsigned int i = 0; i < fs->nr_workers; i++)
+		pthread_mutex_destroy(&fs->workers[i].push_lock);
 	uint64_t drain;
 	if (read(fs->stop_fd, &drain, sizeof(drain)) < 0 && errno != EAGAIN)
 		log_error("virtio-fs: stop: %s", strerror(errno));
-	for (unsigned int i = 0; i < fs->nr_workers; i++)
-		virtio_fs_release_worker(&fs->workers[i]);
 	free(fs->workers);
 	fs->workers = NULL;
 	fs->nr_workers = 0;
-}
-
-/* Starts queue i's worker and, on a request queue, its helpers (fewer if
- * threads run short: they only add speed). */
-static int virtio_fs_start_worker(struct virtio_fs *fs, unsigned int i,
-				  struct virtio_queue *queue)
-{
-	struct virtio_fs_worker *w = &fs->workers[i];
-	*w = (struct virtio_fs_worker){.fs = fs, .queue = queue, .index = i};
-	pthread_mutex_init(&w->push_lock, NULL);
-	pthread_mutex_init(&w->hand_lock, NULL);
-	pthread_cond_init(&w->hand_cond, NULL);
-	w->chain = malloc(sizeof(*w->chain));
-	int err = w->chain ? 0 : -ENOMEM;
-	/* Queue 0 is the high-priority queue: FORGETs, no waiting. */
-	for (unsigned int k = 0; !err && i > 0 && k < VIRTIO_FS_HELPERS; k++) {
-		struct virtio_fs_helper *h = &w->helpers[k];
-		*h = (struct virtio_fs_helper){.w = w,
-					       .chain = malloc(sizeof(*h->chain))};
-		if (!h->chain ||
-		    pthread_create(&h->thread, NULL, virtio_fs_helper_main, h)) {
-			free(h->chain);
-			break;
-		}
-		w->nr_helpers = k + 1;
-	}
-	if (!err)
-		err = -pthread_create(&w->thread, NULL, virtio_fs_worker_main, w);
-	if (err) {
-		virtio_fs_stop_helpers(w);
-		virtio_fs_release_worker(w);
-		return err;
-	}
-	fs->nr_workers = i + 1;
-	return 0;
 }
 
 static int virtio_fs_activate(void *opaque, struct virtio_queue *queues,
@@ -267,11 +143,18 @@ static int virtio_fs_activate(void *opaque, struct virtio_queue *queues,
 	if (!fs->workers)
 		return -ENOMEM;
 	for (unsigned int i = 0; i < nr; i++) {
-		int err = virtio_fs_start_worker(fs, i, &queues[i]);
+		struct virtio_fs_worker *w = &fs->workers[i];
+		*w = (struct virtio_fs_worker){.fs = fs, .queue = &queues[i],
+					       .index = i};
+		pthread_mutex_init(&w->push_lock, NULL);
+		int err = pthread_create(&w->thread, NULL,
+					 virtio_fs_worker_main, w);
 		if (err) {
+			fs->nr_workers = i;
 			virtio_fs_stop_workers(fs);
-			return err;
+			return -err;
 		}
+		fs->nr_workers = i + 1;
 	}
 	return 0;
 }

@@ -170,11 +170,6 @@ bool split_ring_should_interrupt(struct split_ring *q)
 	return !valid || vring_need_event(used_event, q->used_idx, old);
 }
 
-bool split_ring_has_avail(const struct split_ring *q)
-{
-	return READ_ONCE(q->avail->idx) != q->last_avail;
-}
-
 bool split_ring_set_notification(struct split_ring *q, bool enable)
 {
 	if (q->event_idx) {
@@ -190,5 +185,5 @@ bool split_ring_set_notification(struct split_ring *q, bool enable)
 	if (!enable)
 		return false;
 	split_ring_mb(); /* publish before re-checking for new buffers */
-	return split_ring_has_avail(q);
+	return READ_ONCE(q->avail->idx) != q->last_avail;
 }

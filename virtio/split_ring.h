@@ -55,9 +55,6 @@ int split_ring_init(struct split_ring *q, const struct guest_mem *mem,
  * not malformed: see desc_chain.unreachable. */
 int split_ring_pop(struct split_ring *q, struct desc_chain *chain);
 
-/* True when the guest has made more chains available than were taken. */
-bool split_ring_has_avail(const struct split_ring *q);
-
 /* Returns a chain to the guest with len bytes written into it. */
 void split_ring_push(struct split_ring *q, uint16_t head, uint32_t len);
 

@@ -1,7 +1,6 @@
 /* Unit tests for devices/virtio_fs: FUSE requests put in a real split ring
- * in guest memory, the device's worker (and its helpers, past the first
- * request in flight) answering each once, and a reset in the middle of a
- * batch. Run under ASan and TSan too (make unit). */
+ * in guest memory, the device's worker answering each once, and a reset in
+ * the middle of a batch. Run under ASan and TSan too (make unit). */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fuse.h>
@@ -191,8 +190,7 @@ static int teardown(void **state)
 }
 
 /* A batch of lookups of the files, one of a missing name and getattrs of
- * the root: every request comes back once, answered right, whichever
- * thread ran it. */
+ * the root: every request comes back once, answered right. */
 static void batch(struct rig *r, unsigned int n)
 {
 	uint64_t first = r->unique + 1;
@@ -239,8 +237,8 @@ static void test_every_request_answered_once(void **state)
 		batch(r, QSIZE / 2);
 }
 
-/* A reset while a batch runs waits for the requests in hand and stops
- * every thread; the device then starts again as new. */
+/* A reset while a batch runs waits for the request in hand and stops the
+ * workers; the device then starts again as new. */
 static void test_reset_in_the_middle(void **state)
 {
 	struct rig *r = *state;
