@@ -14,8 +14,8 @@ stats() {
 		      printf "%s %s %s\n", v[1], v[int((NR + 1) / 2)], v[NR] }'
 }
 
-# ratio A B: A/B to two decimals, "-" when B is 0 or missing.
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
+# ratio A B: A/B to two decimals, "-" when A is missing or B is 0 or missing.
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && a != "-" && b > 0) printf "%.2f", a / b; else print "-" }'; }
 
 # in_lab_if_needed SCRIPT ARGS...: re-runs the script inside the lab when this
 # host's KVM cannot run a stock kernel; returns only when already capable.
