@@ -5,12 +5,18 @@
 #define FSVM_FUZZ_FAKE_DEVICE_H
 
 #include <stdbool.h>
+#include <linux/virtio_config.h>
+#include <linux/virtio_ring.h>
 #include <stdint.h>
 
 #include "virtio/virtio_dev.h"
 #include "vmm/core/guest_mem.h"
 
 #define FAKE_MAX_QUEUES 64
+/* Feature shorthands for the devices the targets offer. */
+#define RING_FEATURES ((1ULL << VIRTIO_RING_F_EVENT_IDX) | \
+		       (1ULL << VIRTIO_RING_F_INDIRECT_DESC))
+#define VERSION_1 (1ULL << VIRTIO_F_VERSION_1)
 
 struct fake_device {
 	struct virtio_dev dev; /* what the transport is given */

@@ -374,13 +374,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc; (void)argv;
 	share = scratch_share();
-	/* Only the server's waiting threads take its wake-up signal; the
-	 * queues' threads inherit the mask. */
-	sigset_t wake;
-
-	sigemptyset(&wake);
-	sigaddset(&wake, FUSE_WAIT_SIGNAL);
-	pthread_sigmask(SIG_BLOCK, &wake, NULL);
+	block_wait_signal(); /* the queues' threads inherit the mask */
 	for (unsigned int q = 0; q < QUEUES; q++) {
 		pthread_t t;
 

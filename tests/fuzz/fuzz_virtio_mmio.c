@@ -57,9 +57,6 @@
 #define FS_WINDOW (16ULL << 20)
 #define FS_WINDOW_MAPS 8
 
-#define RING_FEATURES ((1ULL << VIRTIO_RING_F_EVENT_IDX) | \
-		       (1ULL << VIRTIO_RING_F_INDIRECT_DESC))
-#define VERSION_1 (1ULL << VIRTIO_F_VERSION_1)
 
 static const struct {
 	uint16_t queues, max_size;
@@ -177,12 +174,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc; (void)argv;
 	share = scratch_share();
-	/* Only the FUSE server's waiting threads take its wake-up signal;
-	 * virtio-fs's workers inherit the mask. */
-	sigset_t wake;
-	sigemptyset(&wake);
-	sigaddset(&wake, FUSE_WAIT_SIGNAL);
-	pthread_sigmask(SIG_BLOCK, &wake, NULL);
+	block_wait_signal(); /* virtio-fs's workers inherit the mask */
 
 	vm.mem = (struct guest_mem){.memfd = -1};
 	ram[0] = guarded_alloc(RAM_SIZE);

@@ -49,9 +49,6 @@
 #define DEVICES 2
 #define CONFIG_ENABLE 0x80000000u
 
-#define RING_FEATURES ((1ULL << VIRTIO_RING_F_EVENT_IDX) | \
-		       (1ULL << VIRTIO_RING_F_INDIRECT_DESC))
-#define VERSION_1 (1ULL << VIRTIO_F_VERSION_1)
 
 static const struct {
 	uint16_t queues, max_size;

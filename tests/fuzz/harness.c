@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
@@ -18,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fs/fuse_wait.h"
 #include "vmm/core/io_bus.h"
 
 uint8_t *guarded_alloc(size_t size)
@@ -71,6 +73,14 @@ static void remove_share(void)
 	umount2(share, MNT_DETACH);
 	empty_folder(share);
 	rmdir(share);
+}
+
+void block_wait_signal(void)
+{
+	sigset_t wake;
+	sigemptyset(&wake);
+	sigaddset(&wake, FUSE_WAIT_SIGNAL);
+	pthread_sigmask(SIG_BLOCK, &wake, NULL);
 }
 
 const char *scratch_share(void)

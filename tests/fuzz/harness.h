@@ -31,6 +31,10 @@ void bus_access(const struct io_bus *bus, uint64_t addr, bool is_write,
  * /tmp under a file size limit. Removed at exit. Call it before starting
  * any thread (unshare refuses a threaded process). */
 const char *scratch_share(void);
+
+/* Blocks the FUSE server's wake-up signal in this thread and the threads
+ * it starts: only the server's waiting threads take it, as in fsvm. */
+void block_wait_signal(void);
 /* Removes everything in folder but the folder. */
 void empty_folder(const char *folder);
 
