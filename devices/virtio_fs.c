@@ -258,29 +258,33 @@ static unsigned int virtio_fs_repair_memory(void *dev)
 	return repaired;
 }
 
-/* -v: what the guest asked of the share, the data path in particular
- * (READ/WRITE requests, or DAX mappings instead). */
+/* The data path, counted even at 0: READ/WRITE, or DAX mappings instead. */
+static bool always_reported(uint32_t op)
+{
+	return op == FUSE_READ || op == FUSE_WRITE || op == FUSE_SETUPMAPPING ||
+	       op == FUSE_REMOVEMAPPING;
+}
+
+/* -v: every request the guest made of the share, by opcode: the round
+ * trips an operation costs, and the data path. */
 static void virtio_fs_report(void *dev)
 {
-	static const struct {
-		uint32_t opcode;
-		const char *name;
-	} ops[] = {
-		{FUSE_LOOKUP, "LOOKUP"}, {FUSE_OPEN, "OPEN"},
-		{FUSE_READ, "READ"}, {FUSE_WRITE, "WRITE"},
-		{FUSE_SETUPMAPPING, "SETUPMAPPING"},
-		{FUSE_REMOVEMAPPING, "REMOVEMAPPING"},
-	};
 	const struct virtio_fs *fs = dev;
-	char line[256];
+	char line[1024];
 	int n = snprintf(line, sizeof(line), "%.*s requests:",
 			 (int)sizeof(fs->config.tag), fs->config.tag);
-	for (size_t k = 0;
-	     k < sizeof(ops) / sizeof(ops[0]) && n < (int)sizeof(line); k++)
-		n += snprintf(line + n, sizeof(line) - (size_t)n, " %s %llu",
-			      ops[k].name,
-			      (unsigned long long)fuse_server_count(
-				      fs->server, ops[k].opcode));
+	for (uint32_t op = 0; op < FUSE_OPCODE_LIMIT && n < (int)sizeof(line);
+	     op++) {
+		uint64_t count = fuse_server_count(fs->server, op);
+		const char *name = fuse_opcode_name(op);
+		if (!count && !always_reported(op))
+			continue;
+		n += name ? snprintf(line + n, sizeof(line) - (size_t)n, " %s %llu",
+				     name, (unsigned long long)count)
+			  : snprintf(line + n, sizeof(line) - (size_t)n,
+				     " opcode-%u %llu", op,
+				     (unsigned long long)count);
+	}
 	log_info("%s", line);
 }
 

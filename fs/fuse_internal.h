@@ -27,9 +27,6 @@
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
-/* Opcodes are small numbers (CUSE_INIT aside); beyond this none exist. */
-#define FUSE_OPCODE_LIMIT 64
-
 struct fuse_server {
 	bool readonly;
 	enum fuse_cache_mode cache;

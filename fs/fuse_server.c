@@ -18,6 +18,7 @@
 #define FUSE_ARGS_COPY_MAX (NAME_MAX + 1 + PATH_MAX)
 
 struct fuse_op {
+	const char *name;   /* for -v's request counts */
 	fuse_handler *run;
 	uint32_t arg_min;   /* fixed argument bytes the request must carry */
 	uint32_t reply_min; /* fixed reply bytes out must have room for */
@@ -30,81 +31,83 @@ struct fuse_op {
 
 #define IN(type) .arg_min = sizeof(struct type)
 #define OUT(type) .reply_min = sizeof(struct type)
+/* An opcode, named once: [FUSE_X] = { OP(X), ... } */
+#define OP(op) .name = #op
 
 static const struct fuse_op fuse_ops[] = {
-	[FUSE_INIT] = { .run = fuse_init, .arg_min = 16, OUT(fuse_init_out) },
-	[FUSE_DESTROY] = { .run = fuse_destroy },
-	[FUSE_INTERRUPT] = { .run = fuse_interrupt, IN(fuse_interrupt_in), .no_reply = true },
-	[FUSE_STATFS] = { .run = fuse_statfs, OUT(fuse_statfs_out) },
-	[FUSE_SYNCFS] = { .run = fuse_syncfs, IN(fuse_syncfs_in) },
-	[FUSE_LOOKUP] = { .run = fuse_lookup, OUT(fuse_entry_out), .sealed_ok = true },
-	[FUSE_FORGET] = { .run = fuse_forget, IN(fuse_forget_in), .no_reply = true,
+	[FUSE_INIT] = { OP(INIT), .run = fuse_init, .arg_min = 16, OUT(fuse_init_out) },
+	[FUSE_DESTROY] = { OP(DESTROY), .run = fuse_destroy },
+	[FUSE_INTERRUPT] = { OP(INTERRUPT), .run = fuse_interrupt, IN(fuse_interrupt_in), .no_reply = true },
+	[FUSE_STATFS] = { OP(STATFS), .run = fuse_statfs, OUT(fuse_statfs_out) },
+	[FUSE_SYNCFS] = { OP(SYNCFS), .run = fuse_syncfs, IN(fuse_syncfs_in) },
+	[FUSE_LOOKUP] = { OP(LOOKUP), .run = fuse_lookup, OUT(fuse_entry_out), .sealed_ok = true },
+	[FUSE_FORGET] = { OP(FORGET), .run = fuse_forget, IN(fuse_forget_in), .no_reply = true,
 			  .sealed_ok = true },
-	[FUSE_BATCH_FORGET] = { .run = fuse_batch_forget, IN(fuse_batch_forget_in),
+	[FUSE_BATCH_FORGET] = { OP(BATCH_FORGET), .run = fuse_batch_forget, IN(fuse_batch_forget_in),
 				.no_reply = true },
-	[FUSE_GETATTR] = { .run = fuse_getattr, IN(fuse_getattr_in), OUT(fuse_attr_out),
+	[FUSE_GETATTR] = { OP(GETATTR), .run = fuse_getattr, IN(fuse_getattr_in), OUT(fuse_attr_out),
 			   .sealed_ok = true },
-	[FUSE_SETATTR] = { .run = fuse_setattr, IN(fuse_setattr_in), OUT(fuse_attr_out),
+	[FUSE_SETATTR] = { OP(SETATTR), .run = fuse_setattr, IN(fuse_setattr_in), OUT(fuse_attr_out),
 			   .modifies = true, .grows = true },
-	[FUSE_ACCESS] = { .run = fuse_access, IN(fuse_access_in) },
-	[FUSE_READLINK] = { .run = fuse_readlink },
-	[FUSE_MKNOD] = { .run = fuse_mknod, IN(fuse_mknod_in), OUT(fuse_entry_out),
+	[FUSE_ACCESS] = { OP(ACCESS), .run = fuse_access, IN(fuse_access_in) },
+	[FUSE_READLINK] = { OP(READLINK), .run = fuse_readlink },
+	[FUSE_MKNOD] = { OP(MKNOD), .run = fuse_mknod, IN(fuse_mknod_in), OUT(fuse_entry_out),
 			 .modifies = true },
-	[FUSE_MKDIR] = { .run = fuse_mkdir, IN(fuse_mkdir_in), OUT(fuse_entry_out),
+	[FUSE_MKDIR] = { OP(MKDIR), .run = fuse_mkdir, IN(fuse_mkdir_in), OUT(fuse_entry_out),
 			 .modifies = true },
-	[FUSE_SYMLINK] = { .run = fuse_symlink, OUT(fuse_entry_out), .modifies = true },
-	[FUSE_LINK] = { .run = fuse_link, IN(fuse_link_in), OUT(fuse_entry_out),
+	[FUSE_SYMLINK] = { OP(SYMLINK), .run = fuse_symlink, OUT(fuse_entry_out), .modifies = true },
+	[FUSE_LINK] = { OP(LINK), .run = fuse_link, IN(fuse_link_in), OUT(fuse_entry_out),
 			.modifies = true },
-	[FUSE_UNLINK] = { .run = fuse_unlink, .modifies = true },
-	[FUSE_RMDIR] = { .run = fuse_rmdir, .modifies = true },
-	[FUSE_RENAME] = { .run = fuse_rename, IN(fuse_rename_in), .modifies = true },
-	[FUSE_RENAME2] = { .run = fuse_rename2, IN(fuse_rename2_in), .modifies = true },
-	[FUSE_OPEN] = { .run = fuse_open, IN(fuse_open_in), OUT(fuse_open_out) },
-	[FUSE_CREATE] = { .run = fuse_create, IN(fuse_create_in),
+	[FUSE_UNLINK] = { OP(UNLINK), .run = fuse_unlink, .modifies = true },
+	[FUSE_RMDIR] = { OP(RMDIR), .run = fuse_rmdir, .modifies = true },
+	[FUSE_RENAME] = { OP(RENAME), .run = fuse_rename, IN(fuse_rename_in), .modifies = true },
+	[FUSE_RENAME2] = { OP(RENAME2), .run = fuse_rename2, IN(fuse_rename2_in), .modifies = true },
+	[FUSE_OPEN] = { OP(OPEN), .run = fuse_open, IN(fuse_open_in), OUT(fuse_open_out) },
+	[FUSE_CREATE] = { OP(CREATE), .run = fuse_create, IN(fuse_create_in),
 			  .reply_min = sizeof(struct fuse_entry_out) +
 				       sizeof(struct fuse_open_out),
 			  .modifies = true },
-	[FUSE_TMPFILE] = { .run = fuse_tmpfile, IN(fuse_create_in),
+	[FUSE_TMPFILE] = { OP(TMPFILE), .run = fuse_tmpfile, IN(fuse_create_in),
 			   .reply_min = sizeof(struct fuse_entry_out) +
 					sizeof(struct fuse_open_out),
 			   .modifies = true },
-	[FUSE_READ] = { .run = fuse_read, IN(fuse_read_in) },
+	[FUSE_READ] = { OP(READ), .run = fuse_read, IN(fuse_read_in) },
 	/* WRITE's data is never copied: pwritev reads it in place. */
-	[FUSE_WRITE] = { .run = fuse_write, IN(fuse_write_in), OUT(fuse_write_out),
+	[FUSE_WRITE] = { OP(WRITE), .run = fuse_write, IN(fuse_write_in), OUT(fuse_write_out),
 			 .copy_max = sizeof(struct fuse_write_in), .modifies = true,
 			 .grows = true },
 	/* No FLUSH: its ENOSYS tells the guest never to send one again. A
 	 * close has nothing to flush here (writes reach the host file at
 	 * once, locks belong to the open file and go with RELEASE), so each
 	 * close saves a round trip the guest would wait for. */
-	[FUSE_RELEASE] = { .run = fuse_release, IN(fuse_release_in) },
-	[FUSE_FSYNC] = { .run = fuse_fsync, IN(fuse_fsync_in) },
-	[FUSE_FALLOCATE] = { .run = fuse_fallocate, IN(fuse_fallocate_in),
+	[FUSE_RELEASE] = { OP(RELEASE), .run = fuse_release, IN(fuse_release_in) },
+	[FUSE_FSYNC] = { OP(FSYNC), .run = fuse_fsync, IN(fuse_fsync_in) },
+	[FUSE_FALLOCATE] = { OP(FALLOCATE), .run = fuse_fallocate, IN(fuse_fallocate_in),
 			     .modifies = true, .grows = true },
-	[FUSE_LSEEK] = { .run = fuse_lseek, IN(fuse_lseek_in), OUT(fuse_lseek_out) },
-	[FUSE_COPY_FILE_RANGE] = { .run = fuse_copy_file_range,
+	[FUSE_LSEEK] = { OP(LSEEK), .run = fuse_lseek, IN(fuse_lseek_in), OUT(fuse_lseek_out) },
+	[FUSE_COPY_FILE_RANGE] = { OP(COPY_FILE_RANGE), .run = fuse_copy_file_range,
 				   IN(fuse_copy_file_range_in),
 				   OUT(fuse_write_out), .modifies = true, .grows = true },
-	[FUSE_OPENDIR] = { .run = fuse_opendir, IN(fuse_open_in), OUT(fuse_open_out) },
-	[FUSE_READDIR] = { .run = fuse_readdir, IN(fuse_read_in) },
-	[FUSE_READDIRPLUS] = { .run = fuse_readdirplus, IN(fuse_read_in) },
-	[FUSE_RELEASEDIR] = { .run = fuse_release, IN(fuse_release_in) },
-	[FUSE_FSYNCDIR] = { .run = fuse_fsync, IN(fuse_fsync_in) },
+	[FUSE_OPENDIR] = { OP(OPENDIR), .run = fuse_opendir, IN(fuse_open_in), OUT(fuse_open_out) },
+	[FUSE_READDIR] = { OP(READDIR), .run = fuse_readdir, IN(fuse_read_in) },
+	[FUSE_READDIRPLUS] = { OP(READDIRPLUS), .run = fuse_readdirplus, IN(fuse_read_in) },
+	[FUSE_RELEASEDIR] = { OP(RELEASEDIR), .run = fuse_release, IN(fuse_release_in) },
+	[FUSE_FSYNCDIR] = { OP(FSYNCDIR), .run = fuse_fsync, IN(fuse_fsync_in) },
 	/* Without FUSE_SETXATTR_EXT, which we never offer, the guest sends
 	 * the short, compatible fuse_setxattr_in. */
-	[FUSE_SETXATTR] = { .run = fuse_setxattr, .arg_min = FUSE_COMPAT_SETXATTR_IN_SIZE,
+	[FUSE_SETXATTR] = { OP(SETXATTR), .run = fuse_setxattr, .arg_min = FUSE_COMPAT_SETXATTR_IN_SIZE,
 			    .modifies = true },
-	[FUSE_GETXATTR] = { .run = fuse_getxattr, IN(fuse_getxattr_in) },
-	[FUSE_LISTXATTR] = { .run = fuse_listxattr, IN(fuse_getxattr_in) },
-	[FUSE_REMOVEXATTR] = { .run = fuse_removexattr, .modifies = true },
+	[FUSE_GETXATTR] = { OP(GETXATTR), .run = fuse_getxattr, IN(fuse_getxattr_in) },
+	[FUSE_LISTXATTR] = { OP(LISTXATTR), .run = fuse_listxattr, IN(fuse_getxattr_in) },
+	[FUSE_REMOVEXATTR] = { OP(REMOVEXATTR), .run = fuse_removexattr, .modifies = true },
 	/* Locks are not offered on a read-only share: there they stay in
 	 * the guest's kernel, never held on the host. */
-	[FUSE_GETLK] = { .run = fuse_getlk, IN(fuse_lk_in), OUT(fuse_lk_out),
+	[FUSE_GETLK] = { OP(GETLK), .run = fuse_getlk, IN(fuse_lk_in), OUT(fuse_lk_out),
 			 .modifies = true },
-	[FUSE_SETLK] = { .run = fuse_setlk, IN(fuse_lk_in), .modifies = true },
-	[FUSE_SETLKW] = { .run = fuse_setlkw, IN(fuse_lk_in), .modifies = true },
-	[FUSE_SETUPMAPPING] = { .run = fuse_setupmapping, IN(fuse_setupmapping_in) },
-	[FUSE_REMOVEMAPPING] = { .run = fuse_removemapping, IN(fuse_removemapping_in) },
+	[FUSE_SETLK] = { OP(SETLK), .run = fuse_setlk, IN(fuse_lk_in), .modifies = true },
+	[FUSE_SETLKW] = { OP(SETLKW), .run = fuse_setlkw, IN(fuse_lk_in), .modifies = true },
+	[FUSE_SETUPMAPPING] = { OP(SETUPMAPPING), .run = fuse_setupmapping, IN(fuse_setupmapping_in) },
+	[FUSE_REMOVEMAPPING] = { OP(REMOVEMAPPING), .run = fuse_removemapping, IN(fuse_removemapping_in) },
 };
 
 int fuse_server_create(const struct fuse_server_config *cfg,
@@ -297,6 +300,12 @@ size_t fuse_server_fail(struct fuse_server *srv, const struct iovec *in,
 void fuse_server_abandon_waits(struct fuse_server *srv)
 {
 	fuse_waits_cancel(&srv->waits, true);
+}
+
+const char *fuse_opcode_name(uint32_t opcode)
+{
+	return opcode < ARRAY_LEN(fuse_ops) ? fuse_ops[opcode].name
+							       : NULL;
 }
 
 uint64_t fuse_server_count(struct fuse_server *srv, uint32_t opcode)
