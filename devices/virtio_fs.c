@@ -258,9 +258,9 @@ static unsigned int virtio_fs_repair_memory(void *dev)
 	return repaired;
 }
 
-/* -v: what the guest asked of the share, the data path in particular
+/* What the guest asked of the share, the data path in particular
  * (READ/WRITE requests, or DAX mappings instead). */
-static void virtio_fs_report(void *dev)
+static void virtio_fs_report(void *dev, struct device_report *out)
 {
 	static const struct {
 		uint32_t opcode;
@@ -272,16 +272,14 @@ static void virtio_fs_report(void *dev)
 		{FUSE_REMOVEMAPPING, "REMOVEMAPPING"},
 	};
 	const struct virtio_fs *fs = dev;
-	char line[256];
-	int n = snprintf(line, sizeof(line), "%.*s requests:",
-			 (int)sizeof(fs->config.tag), fs->config.tag);
-	for (size_t k = 0;
-	     k < sizeof(ops) / sizeof(ops[0]) && n < (int)sizeof(line); k++)
-		n += snprintf(line + n, sizeof(line) - (size_t)n, " %s %llu",
-			      ops[k].name,
-			      (unsigned long long)fuse_server_count(
-				      fs->server, ops[k].opcode));
-	log_info("%s", line);
+	snprintf(out->name, sizeof(out->name), "%.*s",
+		 (int)sizeof(fs->config.tag), fs->config.tag);
+	out->what = "requests";
+	for (size_t k = 0; k < sizeof(ops) / sizeof(ops[0]); k++) {
+		out->counts[k].name = ops[k].name;
+		out->counts[k].value = fuse_server_count(fs->server, ops[k].opcode);
+	}
+	out->nr_counts = sizeof(ops) / sizeof(ops[0]);
 }
 
 static const struct device_type virtio_fs_type;
