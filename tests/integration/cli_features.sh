@@ -25,7 +25,8 @@ give_to_test_user "$TMP/work" "$TMP/home" "$TMP/js" # js: the summaries
 
 # --cwd: the caller's folder by default, the one named otherwise; a named
 # folder the guest lacks fails the run with a line that names it.
-(cd "$TMP/work" && run_fsvm run -- pwd)
+cd "$TMP/work" && run_fsvm run -- pwd
+cd /
 expect_eq "default cwd" "$TMP/work" "$out"
 run_fsvm run --cwd "$TMP/work/sub" -- pwd
 expect_eq "--cwd" "$TMP/work/sub" "$out"
@@ -35,7 +36,9 @@ expect_match "--cwd missing: message" "fsvm-init: --cwd /nonexistent/dir: No suc
 
 # --env: NAME=VALUE as given (spaces, '=' and newlines kept), NAME alone
 # the caller's value, an unset NAME nothing; they override the init's.
-FSVM_T_PASSED="from the host" FSVM_T_UNSET= run_fsvm run --env 'A=a b=c' \
+export FSVM_T_PASSED="from the host"
+unset FSVM_T_NOT_SET
+run_fsvm run --env 'A=a b=c' \
 	--env "NL=x
 y" --env FSVM_T_PASSED --env FSVM_T_NOT_SET --env PATH=/bin:/usr/bin -- \
 	sh -c 'printf "%s|%s|%s|%s|%s\n" "$A" "$NL" "$FSVM_T_PASSED" "${FSVM_T_NOT_SET-unset}" "$PATH"'
@@ -44,13 +47,16 @@ y|from the host|unset|/bin:/usr/bin" "$out"
 
 # --user: the command runs as the caller (the test user), with HOME; files
 # it makes on a share are the caller's on the host and in the guest.
-HOME=$TMP/home run_fsvm run --user --share "$TMP/work:/w" -- \
+home=${HOME:-/root}
+export HOME="$TMP/home"
+run_fsvm run --user --share "$TMP/work:/w" -- \
 	sh -c 'id -u; id -g; echo "$HOME"; touch /w/by-user; stat -c %u /w/by-user; touch /root-only 2>/dev/null && echo wrote-root || echo no-root'
 expect_eq "--user" "$TEST_UID
 $TEST_GID
 $TMP/home
 $TEST_UID
 no-root" "$out"
+HOME=$home
 expect_eq "--user: host owner" "$TEST_UID" "$(stat -c %u "$TMP/work/by-user")"
 run_fsvm run -- id -u
 expect_eq "without --user: root" 0 "$out"
