@@ -5,14 +5,16 @@
 #                 TSan), a short fuzzing round and guest integration tests
 #   make fuzz     fuzz every target for FUZZ_SECONDS (600) each
 #   make bench    benchmarks, fsvm beside QEMU + virtiofsd and 9p
+#   make install  fsvm, its default guest and man page under PREFIX (/usr/local)
 
 CC      ?= gcc
 BUILD   := build
 GUEST   := $(BUILD)/guest
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -MMD -MP
-CFLAGS  += -DFSVM_GUEST_DIR='"$(abspath $(GUEST))"'
-LDLIBS  := -lpthread -lseccomp
+LDLIBS  := -lpthread -lseccomp -ljson-c -lm
+VERSION := $(shell cat VERSION)
+PREFIX  ?= /usr/local
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 # TSan does not model fences (gcc warns); ours order guest-shared rings
 # against the guest's vCPUs, which TSan cannot see anyway.
@@ -36,7 +38,7 @@ UNIT_SAN_BINS := $(filter-out $(BUILD)/tests-san/test_seccomp,\
 UNIT_TSAN_SRCS := $(filter-out tests/unit/test_identity.c tests/unit/test_seccomp.c,$(UNIT_SRCS))
 UNIT_TSAN_BINS := $(UNIT_TSAN_SRCS:tests/unit/%.c=$(BUILD)/tests-tsan/%)
 
-.PHONY: all deps guest run check unit integration fuzz fuzz-check fuzz-corpus bench clean
+.PHONY: all deps guest run check unit integration fuzz fuzz-check fuzz-corpus bench clean man install uninstall
 all: fsvm
 
 deps:
@@ -46,6 +48,35 @@ deps:
 # that no call reaches (devices/device.h).
 fsvm: $(BUILD)/obj/vmm/main.o $(LIB_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+# The version is VERSION's; the default guest is found beside the binary at
+# run time (vmm/guest_load.c), so no path of this tree is compiled in.
+$(BUILD)/obj/vmm/main.o: VERSION
+$(BUILD)/obj/vmm/main.o: CFLAGS += -DFSVM_VERSION='"$(VERSION)"'
+
+# The man page is --help itself (help2man), so the two never disagree;
+# docs/fsvm.h2m adds what --help is too short for (the --json format).
+man: $(BUILD)/fsvm.1
+$(BUILD)/fsvm.1: fsvm docs/fsvm.h2m
+	@mkdir -p $(dir $@)
+	help2man --no-info --no-discard-stderr --version-string="fsvm $(VERSION)" \
+		--name="run a command in a KVM guest that shares the host's files" \
+		--include=docs/fsvm.h2m --output=$@ ./fsvm
+
+# PREFIX/bin/fsvm finds its guest in PREFIX/lib/fsvm; DESTDIR stages. The
+# binary is stripped: its debug information names this tree.
+install: fsvm guest $(BUILD)/fsvm.1
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/fsvm/kernel \
+		$(DESTDIR)$(PREFIX)/share/man/man1
+	install -s -m 755 fsvm $(DESTDIR)$(PREFIX)/bin/fsvm
+	install -m 644 $(GUEST)/kernel/vmlinuz $(GUEST)/kernel/version \
+		$(DESTDIR)$(PREFIX)/lib/fsvm/kernel/
+	install -m 644 $(GUEST)/initramfs.cpio $(DESTDIR)$(PREFIX)/lib/fsvm/
+	install -m 644 $(BUILD)/fsvm.1 $(DESTDIR)$(PREFIX)/share/man/man1/fsvm.1
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/fsvm $(DESTDIR)$(PREFIX)/share/man/man1/fsvm.1
+	rm -rf $(DESTDIR)$(PREFIX)/lib/fsvm
 
 # Archives: a unit test links only the objects it uses.
 $(BUILD)/libfsvm.a: $(LIB_OBJS)
@@ -87,7 +118,9 @@ $(GUEST)/kernel/vmlinuz:
 
 $(GUEST)/init: $(wildcard guest/*.c guest/*.h)
 	@mkdir -p $(dir $@)
+	@echo "guest: building the guest init $@ (static, from guest/*.c)"
 	$(CC) -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -Os -static -o $@ $(wildcard guest/*.c)
+	@echo "guest: $@ is $$(du -h $@ | cut -f1)"
 
 $(GUEST)/initramfs.cpio: $(GUEST)/init guest/mkinitramfs tools/kernel-modules $(GUEST)/kernel/vmlinuz
 	guest/mkinitramfs $@ $(GUEST)/init $(GUEST)/kernel

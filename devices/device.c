@@ -35,11 +35,24 @@ int devices_add_all(struct machine *m)
 	return 0;
 }
 
-void devices_report(const struct machine *m)
+void device_report_add(struct device_report *r, const char *name,
+		       uint64_t value)
 {
-	for (unsigned int i = 0; i < m->nr_devices; i++)
-		if (m->devices[i].type->report)
-			m->devices[i].type->report(m->devices[i].dev);
+	if (r->nr_counts < DEVICE_REPORT_MAX_COUNTS)
+		r->counts[r->nr_counts++] = (typeof(r->counts[0])){name, value};
+}
+
+unsigned int devices_report(const struct machine *m,
+			    struct device_report *out, unsigned int max)
+{
+	unsigned int n = 0;
+	for (unsigned int i = 0; i < m->nr_devices && n < max; i++) {
+		if (!m->devices[i].type->report)
+			continue;
+		out[n] = (struct device_report){.type = m->devices[i].type->name};
+		m->devices[i].type->report(m->devices[i].dev, &out[n++]);
+	}
+	return n;
 }
 
 unsigned int devices_repair_memory(void *opaque)

@@ -27,6 +27,21 @@ struct share_spec {
 
 struct device_type;
 
+#define DEVICE_REPORT_MAX_COUNTS 64 /* a virtio-fs share: one per FUSE opcode */
+
+/* What a device saw while the guest ran, for -v and --json: named
+ * counters under a name (a share's tag). */
+struct device_report {
+	const char *type; /* the device type's name */
+	char name[40];
+	const char *what; /* what the counters count, e.g. "requests" */
+	struct {
+		const char *name;
+		uint64_t value;
+	} counts[DEVICE_REPORT_MAX_COUNTS];
+	unsigned int nr_counts;
+};
+
 /* What devices are added to: the VM with its buses, the transport for
  * virtio devices, the main loop, and what the user asked for. */
 struct machine {
@@ -48,8 +63,8 @@ struct device_type {
 	/* Adds this type's devices to m (none, one or several), each with
 	 * machine_add_device; a negative errno fails set-up. */
 	int (*add)(struct machine *m);
-	/* Optional. After the guest stopped: what the device saw, for -v. */
-	void (*report)(void *dev);
+	/* Optional. After the guest stopped: what the device saw. */
+	void (*report)(void *dev, struct device_report *out);
 	/* Optional. KVM could not back a guest page: fix what is this
 	 * device's to fix; returns how many fixes were made. */
 	unsigned int (*repair_memory)(void *dev);
@@ -67,7 +82,14 @@ int machine_add_device(struct machine *m, const struct device_type *type,
  * devices, so their order (the link order) does not matter. */
 int devices_add_all(struct machine *m);
 
-void devices_report(const struct machine *m);
+/* Adds a counter to a report; past DEVICE_REPORT_MAX_COUNTS it is dropped. */
+void device_report_add(struct device_report *r, const char *name,
+		       uint64_t value);
+
+/* Fills out (up to max) with the report of each device that makes one;
+ * returns how many. */
+unsigned int devices_report(const struct machine *m,
+			    struct device_report *out, unsigned int max);
 
 /* vm->repair_memory for a machine (opaque). */
 unsigned int devices_repair_memory(void *opaque);

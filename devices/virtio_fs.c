@@ -265,27 +265,26 @@ static bool always_reported(uint32_t op)
 	       op == FUSE_REMOVEMAPPING;
 }
 
-/* -v: every request the guest made of the share, by opcode: the round
- * trips an operation costs, and the data path. */
-static void virtio_fs_report(void *dev)
+/* Every request the guest made of the share, by opcode: the round trips
+ * an operation costs, and the data path. */
+static void virtio_fs_report(void *dev, struct device_report *out)
 {
 	const struct virtio_fs *fs = dev;
-	char line[1024];
-	int n = snprintf(line, sizeof(line), "%.*s requests:",
-			 (int)sizeof(fs->config.tag), fs->config.tag);
-	for (uint32_t op = 0; op < FUSE_OPCODE_LIMIT && n < (int)sizeof(line);
-	     op++) {
+
+	snprintf(out->name, sizeof(out->name), "%.*s",
+		 (int)sizeof(fs->config.tag), fs->config.tag);
+	out->what = "requests";
+	uint64_t unnamed = 0; /* opcodes we do not serve, all together */
+	for (uint32_t op = 0; op < FUSE_OPCODE_LIMIT; op++) {
 		uint64_t count = fuse_server_count(fs->server, op);
 		const char *name = fuse_opcode_name(op);
-		if (!count && !always_reported(op))
-			continue;
-		n += name ? snprintf(line + n, sizeof(line) - (size_t)n, " %s %llu",
-				     name, (unsigned long long)count)
-			  : snprintf(line + n, sizeof(line) - (size_t)n,
-				     " opcode-%u %llu", op,
-				     (unsigned long long)count);
+		if (!name)
+			unnamed += count;
+		else if (count || always_reported(op))
+			device_report_add(out, name, count);
 	}
-	log_info("%s", line);
+	if (unnamed)
+		device_report_add(out, "other", unnamed);
 }
 
 static const struct device_type virtio_fs_type;

@@ -2,6 +2,7 @@
  * runs the command fsvm handed over in the initramfs, reaps orphans, and
  * reports the command's exit status through the exit device. */
 #include <errno.h>
+#include <grp.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -74,33 +75,90 @@ static void setup_stdio(int interactive)
 		close(fd);
 }
 
-/* Reads the NUL-separated argument list; returns argc (0: none given). */
-static int read_argv(char **argv, char *buf, size_t size)
+/* Reads one file of the job (fsvm's, but checked as any input) into buf,
+ * NUL-terminated; returns its length, 0 when absent or empty. */
+static size_t read_spec(const char *path, char *buf, size_t size)
 {
-	int fd = open("/" GUEST_SPEC_ARGV, O_RDONLY);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, size - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	int argc = 0;
-	for (char *p = buf; p < buf + n && argc < INIT_MAX_ARGS; p += strlen(p) + 1)
-		argv[argc++] = p;
-	argv[argc] = NULL;
-	return argc;
+	size_t len = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n;
+		while (len < size - 1 &&
+		       (n = read(fd, buf + len, size - 1 - len)) > 0)
+			len += (size_t)n;
+		close(fd);
+	}
+	buf[len] = '\0';
+	return len;
 }
 
-static void read_cwd(char *buf, size_t size)
+/* Splits NUL-terminated fields into list (at most max); returns how many. */
+static int split_fields(char *buf, size_t len, char **list, int max)
 {
-	buf[0] = '\0';
-	int fd = open("/" GUEST_SPEC_CWD, O_RDONLY);
-	if (fd < 0)
+	int n = 0;
+	for (char *p = buf; p < buf + len && n < max; p += strlen(p) + 1)
+		list[n++] = p;
+	list[n] = NULL;
+	return n;
+}
+
+/* --env: NAME=VALUE each; anything else is not a variable. */
+static void apply_env(void)
+{
+	static char buf[1 << 20];
+	static char *vars[INIT_MAX_ARGS + 1];
+	int n = split_fields(buf, read_spec("/" GUEST_SPEC_ENV, buf, sizeof(buf)),
+			     vars, INIT_MAX_ARGS);
+	for (int i = 0; i < n; i++) {
+		char *eq = strchr(vars[i], '=');
+		if (!eq || eq == vars[i])
+			continue;
+		*eq = '\0';
+		setenv(vars[i], eq + 1, 1);
+	}
+}
+
+struct run_as {
+	int set;
+	uid_t uid;
+	gid_t gid;
+};
+
+/* --user: the ids the command runs as, its HOME and USER. */
+static int read_user(struct run_as *as)
+{
+	static char buf[8192];
+	char *f[5];
+	as->set = 0;
+	if (split_fields(buf, read_spec("/" GUEST_SPEC_USER, buf, sizeof(buf)),
+			 f, 4) != 4)
+		return access("/" GUEST_SPEC_USER, F_OK) == 0 ? -1 : 0;
+	char *end1, *end2;
+	errno = 0;
+	unsigned long uid = strtoul(f[0], &end1, 10);
+	unsigned long gid = strtoul(f[1], &end2, 10);
+	if (errno || *end1 || *end2 || !*f[0] || !*f[1] || uid >= (uid_t)-1 ||
+	    gid >= (gid_t)-1 || f[2][0] != '/')
+		return -1;
+	*as = (struct run_as){.set = 1, .uid = (uid_t)uid, .gid = (gid_t)gid};
+	setenv("HOME", f[2], 1);
+	if (*f[3]) {
+		setenv("USER", f[3], 1);
+		setenv("LOGNAME", f[3], 1);
+	}
+	return 0;
+}
+
+/* In the command's process: give up root for the user's ids. */
+static void become(const struct run_as *as)
+{
+	if (!as->set)
 		return;
-	ssize_t n = read(fd, buf, size - 1);
-	buf[n > 0 ? n : 0] = '\0';
-	close(fd);
+	if (setgroups(0, NULL) < 0 || setgid(as->gid) < 0 ||
+	    setuid(as->uid) < 0) {
+		warn("--user: cannot take the caller's ids");
+		_exit(EXIT_SETUP_FAILED);
+	}
 }
 
 static void report(int status)
@@ -135,22 +193,39 @@ int main(void)
 	static char *argv[INIT_MAX_ARGS + 1];
 	static char *shell[] = {"/bin/sh", NULL};
 	static char cwd[4096];
+	struct run_as as = {0};
 
 	mount_basics();
 	int interactive = access("/" GUEST_SPEC_TTY, F_OK) == 0;
 	setup_stdio(interactive);
 	/* The job description lives in the initramfs we are about to leave. */
-	char **cmd = read_argv(argv, argbuf, sizeof(argbuf)) ? argv : shell;
-	read_cwd(cwd, sizeof(cwd));
-	load_modules();
-	if (mount_shares() < 0)
-		report(EXIT_SETUP_FAILED);
-	if (!cwd[0] || chdir(cwd) < 0)
-		chdir("/");
+	char **cmd = split_fields(argbuf,
+				  read_spec("/" GUEST_SPEC_ARGV, argbuf, sizeof(argbuf)),
+				  argv, INIT_MAX_ARGS)
+			     ? argv
+			     : shell;
+	read_spec("/" GUEST_SPEC_CWD, cwd, sizeof(cwd));
+	int cwd_required = access("/" GUEST_SPEC_CWD_REQUIRED, F_OK) == 0;
 	setenv("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", 1);
 	setenv("HOME", "/root", 1);
 	if (!getenv("TERM"))
 		setenv("TERM", interactive ? "linux" : "dumb", 1);
+	if (read_user(&as) < 0) {
+		dprintf(STDERR_FILENO, "fsvm-init: --user: malformed job file\n");
+		report(EXIT_SETUP_FAILED);
+	}
+	apply_env();
+	load_modules();
+	if (mount_shares() < 0)
+		report(EXIT_SETUP_FAILED);
+	if (!cwd[0] || chdir(cwd) < 0) {
+		if (cwd_required) {
+			dprintf(STDERR_FILENO, "fsvm-init: --cwd %s: %s\n", cwd,
+				strerror(errno));
+			report(EXIT_SETUP_FAILED);
+		}
+		chdir("/");
+	}
 
 	if (ioperm(EXIT_DEV_PORT, EXIT_DEV_LEN, 1) == 0)
 		outb(1, EXIT_DEV_PORT + EXIT_DEV_REG_MARK);
@@ -160,6 +235,7 @@ int main(void)
 		setsid();
 		if (interactive)
 			ioctl(STDIN_FILENO, TIOCSCTTY, 0);
+		become(&as);
 		execvp(cmd[0], cmd);
 		int code = errno == ENOENT ? EXIT_NOT_FOUND : EXIT_NOT_EXECUTABLE;
 		dprintf(STDERR_FILENO, "fsvm-init: %s: %s\n", cmd[0],

@@ -23,6 +23,15 @@
 #define GUEST_SPEC_DAX GUEST_SPEC_DIR "/dax"
 /* The caller's working directory: the command starts there if it exists. */
 #define GUEST_SPEC_CWD GUEST_SPEC_DIR "/cwd"
+/* Present when the user named the folder (--cwd): no folder there fails
+ * the run (125) instead of starting in /. */
+#define GUEST_SPEC_CWD_REQUIRED GUEST_SPEC_DIR "/cwd-required"
+/* Variables for the command's environment, each "NAME=VALUE"
+ * NUL-terminated; they override the init's own (PATH, HOME, TERM). */
+#define GUEST_SPEC_ENV GUEST_SPEC_DIR "/env"
+/* Present with --user: the command's ids and home, as NUL-terminated
+ * fields: uid, gid (decimal), home folder, user name. */
+#define GUEST_SPEC_USER GUEST_SPEC_DIR "/user"
 
 /* The exit device: I/O ports through which the guest init hands back its
  * command's exit status, and marks the moment user space started. */

@@ -8,7 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "vmm/config_file.h"
 #include "vmm/core/guest_mem.h"
 #include "vmm/x86/mptable.h"
 
@@ -19,11 +21,24 @@ const char cli_usage[] =
 	"Boots a Linux guest under KVM, runs CMD in it and exits with CMD's status.\n"
 	"\n"
 	"options for run:\n"
+	"  --config FILE      read options from a JSON file: an object whose keys are\n"
+	"                     these options' long names (\"cpus\": 2, \"share\": [...],\n"
+	"                     \"verbose\": true) and \"command\": [CMD, ARGS...]; flags\n"
+	"                     given as well override it (lists add to it)\n"
 	"  --kernel PATH      bzImage to boot (default: the bundled Debian kernel)\n"
 	"  --initrd PATH      initramfs to load (default: the bundled fsvm init)\n"
-	"  --cpus N           virtual CPUs, 1-64 (default 1)\n"
-	"  --mem SIZE         guest RAM, e.g. 512M, 2G; plain numbers are MiB (default 512M)\n"
-	"  --cmdline ARGS     extra kernel command-line arguments\n"
+	"  --cpus N           virtual CPUs, 1-64 (default: half the host's CPUs, 1 to 8)\n"
+	"  --mem SIZE         guest RAM, e.g. 512M, 2G; plain numbers are MiB (default:\n"
+	"                     an eighth of the host's RAM, 512M to 4G)\n"
+	"  --append ARGS      extra kernel command-line arguments; repeatable\n"
+	"                     (--cmdline is the same)\n"
+	"  --cwd DIR          the guest folder CMD starts in (default: the folder fsvm\n"
+	"                     was started in, or / when the guest has no such folder)\n"
+	"  --env NAME[=VALUE]\n"
+	"                     set NAME in CMD's environment; NAME alone passes this\n"
+	"                     process's value, if it has one; repeatable\n"
+	"  --user             run CMD as your uid and gid, with your HOME, not as root;\n"
+	"                     your files on the shares are yours in the guest too\n"
 	"  --root DIR         host folder that is the guest's / (default /), read-only\n"
 	"                     with a throwaway overlay on top\n"
 	"  --rw-root          write through to the root folder instead of an overlay\n"
@@ -32,6 +47,9 @@ const char cli_usage[] =
 	"                     path); OPTIONS, comma-separated: ro or rw (default),\n"
 	"                     dev (the guest may make device nodes; needs --host-root);\n"
 	"                     repeatable (up to 8)\n"
+	"  --rodir [GUEST=]HOST, --rwdir [GUEST=]HOST\n"
+	"                     --share HOST:GUEST:ro and --share HOST:GUEST:rw, as\n"
+	"                     virtme-ng spells them\n"
 	"  --cache MODE       guest caching of shared files: none, auto (default), always\n"
 	"  --dax SIZE         DAX window per share, a power of two from 128M (default:\n"
 	"                     twice the RAM, at most 8G); 0 turns DAX off\n"
@@ -46,12 +64,35 @@ const char cli_usage[] =
 	"  --host-root        guest root is host root on the shares: fsvm keeps root's\n"
 	"                     privileges (fsvm must run as root; trusted guests only)\n"
 	"  --timeout SECONDS  stop the guest after this long and exit 124\n"
+	"  --json[=FILE]      on exit, print one JSON object (exit status and its\n"
+	"                     meaning, boot timings, requests per share, peak memory)\n"
+	"                     on stdout after CMD's output, or write it to FILE\n"
 	"  -v, --verbose      report boot progress and timings on stderr\n"
 	"  --setup-only       build the VM, report the set-up time, do not run it\n"
 	"  --no-seccomp       run without the system-call filter (for debugging)\n"
 	"\n"
+	"environment: FSVM_GUEST_DIR, the folder of the default guest's kernel/vmlinuz\n"
+	"and initramfs.cpio (default: found beside the fsvm binary).\n"
+	"\n"
 	"exit status: CMD's own; 124 timeout; 125 fsvm or guest failure;\n"
 	"126 CMD not executable; 127 CMD not found.\n";
+
+unsigned int cli_default_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN) / 2;
+	return n < 1 ? 1 : n > 8 ? 8 : (unsigned int)n;
+}
+
+uint64_t cli_default_mem(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+	uint64_t mem = pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size / 8
+					     : 0;
+	mem &= ~((1ULL << 20) - 1); /* whole MiB */
+	return mem < (512ULL << 20) ? 512ULL << 20
+	       : mem > (4ULL << 30) ? 4ULL << 30
+				    : mem;
+}
 
 int cli_parse_size(const char *s, uint64_t *bytes)
 {
@@ -101,33 +142,76 @@ static int cli_error(char *err, size_t errlen, const char *fmt,
 	return -EINVAL;
 }
 
-enum { OPT_KERNEL = 256, OPT_INITRD, OPT_CPUS, OPT_MEM, OPT_CMDLINE,
+enum { OPT_KERNEL = 256, OPT_INITRD, OPT_CPUS, OPT_MEM, OPT_APPEND,
+       OPT_CMDLINE,
        OPT_TIMEOUT, OPT_SETUP_ONLY, OPT_ROOT, OPT_RW_ROOT, OPT_SHARE,
-       OPT_CACHE, OPT_DAX, OPT_TRANSPORT, OPT_UID_MAP, OPT_GID_MAP,
-       OPT_HOST_ROOT, OPT_NO_SECCOMP };
+       OPT_RODIR, OPT_RWDIR, OPT_CACHE, OPT_DAX, OPT_TRANSPORT, OPT_UID_MAP,
+       OPT_GID_MAP, OPT_HOST_ROOT, OPT_NO_SECCOMP, OPT_CWD, OPT_ENV,
+       OPT_USER, OPT_JSON, OPT_CONFIG };
 
+/* Every option, once: getopt reads this table, and so does a config file,
+ * whose keys are the long names (vmm/config_file.c). */
 static const struct option run_options[] = {
+	{"config", required_argument, NULL, OPT_CONFIG},
 	{"kernel", required_argument, NULL, OPT_KERNEL},
 	{"initrd", required_argument, NULL, OPT_INITRD},
 	{"cpus", required_argument, NULL, OPT_CPUS},
 	{"mem", required_argument, NULL, OPT_MEM},
+	{"append", required_argument, NULL, OPT_APPEND},
 	{"cmdline", required_argument, NULL, OPT_CMDLINE},
+	{"cwd", required_argument, NULL, OPT_CWD},
+	{"env", required_argument, NULL, OPT_ENV},
+	{"user", no_argument, NULL, OPT_USER},
 	{"timeout", required_argument, NULL, OPT_TIMEOUT},
 	{"root", required_argument, NULL, OPT_ROOT},
 	{"rw-root", no_argument, NULL, OPT_RW_ROOT},
 	{"share", required_argument, NULL, OPT_SHARE},
+	{"rodir", required_argument, NULL, OPT_RODIR},
+	{"rwdir", required_argument, NULL, OPT_RWDIR},
 	{"cache", required_argument, NULL, OPT_CACHE},
 	{"dax", required_argument, NULL, OPT_DAX},
 	{"transport", required_argument, NULL, OPT_TRANSPORT},
 	{"uid-map", required_argument, NULL, OPT_UID_MAP},
 	{"gid-map", required_argument, NULL, OPT_GID_MAP},
 	{"host-root", no_argument, NULL, OPT_HOST_ROOT},
+	{"json", optional_argument, NULL, OPT_JSON},
 	{"verbose", no_argument, NULL, 'v'},
 	{"setup-only", no_argument, NULL, OPT_SETUP_ONLY},
 	{"no-seccomp", no_argument, NULL, OPT_NO_SECCOMP},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
+
+/* Options a list in a config file may give more than once. */
+static bool repeatable(int id)
+{
+	return id == OPT_APPEND || id == OPT_CMDLINE || id == OPT_ENV || id == OPT_SHARE ||
+	       id == OPT_RODIR || id == OPT_RWDIR || id == OPT_UID_MAP ||
+	       id == OPT_GID_MAP;
+}
+
+char *cli_own(struct fsvm_config *cfg, char *s)
+{
+	char **owned = s ? realloc(cfg->owned, (cfg->nr_owned + 1) *
+						       sizeof(*owned))
+			 : NULL;
+	if (!owned) {
+		free(s);
+		return NULL;
+	}
+	cfg->owned = owned;
+	owned[cfg->nr_owned++] = s;
+	return s;
+}
+
+void cli_free(struct fsvm_config *cfg)
+{
+	for (size_t i = 0; i < cfg->nr_owned; i++)
+		free(cfg->owned[i]);
+	free(cfg->owned);
+	cfg->owned = NULL;
+	cfg->nr_owned = 0;
+}
 
 /* Applies a comma-separated option list to share; -EINVAL for an
  * unknown option. */
@@ -224,6 +308,71 @@ static int add_id_map(const char *opt, const char *arg,
 	return 0;
 }
 
+/* --append: the values joined by spaces, as one command line. */
+static int append_cmdline(struct fsvm_config *cfg, const char *arg, char *err,
+			  size_t errlen)
+{
+	size_t len = strlen(cfg->cmdline_buf);
+	int n = snprintf(cfg->cmdline_buf + len, sizeof(cfg->cmdline_buf) - len,
+			 "%s%s", len ? " " : "", arg);
+	if (n < 0 || (size_t)n >= sizeof(cfg->cmdline_buf) - len) {
+		cfg->cmdline_buf[len] = '\0';
+		return cli_error(err, errlen, "%s",
+				 "--append: the kernel command line would be longer than 2047 bytes");
+	}
+	cfg->cmdline = cfg->cmdline_buf;
+	return 0;
+}
+
+/* --env NAME=VALUE, or NAME: this process's value (none: nothing). */
+static int add_env(struct fsvm_config *cfg, char *arg, char *err,
+		   size_t errlen)
+{
+	if (!*arg || *arg == '=')
+		return cli_error(err, errlen,
+				 "--env: '%s' is not NAME or NAME=VALUE", arg);
+	if (cfg->nr_env == CLI_MAX_ENV)
+		return cli_error(err, errlen, "--env %s: at most 256 variables",
+				 arg);
+	const char *value = strchr(arg, '=') ? NULL : getenv(arg);
+	if (!strchr(arg, '=') && !value)
+		return 0;
+	if (value) {
+		char *s;
+		if (asprintf(&s, "%s=%s", arg, value) < 0 ||
+		    !(arg = cli_own(cfg, s)))
+			return cli_error(err, errlen, "--env %s: out of memory",
+					 arg);
+	}
+	cfg->env[cfg->nr_env++] = arg;
+	return 0;
+}
+
+/* virtme-ng's --rodir/--rwdir: GUEST=HOST, or one path for both. */
+static int add_dir_share(struct fsvm_config *cfg, bool readonly, char *arg,
+			 char *err, size_t errlen)
+{
+	const char *opt = readonly ? "--rodir" : "--rwdir";
+	char msg[64];
+	snprintf(msg, sizeof(msg), "%s %%s: at most 8 shares", opt);
+	if (cfg->nr_shares == CLI_MAX_SHARES)
+		return cli_error(err, errlen, msg, arg);
+	char *eq = strchr(arg, '=');
+	const char *host = eq ? eq + 1 : arg;
+	const char *guest = eq ? arg : NULL;
+	if ((eq && (eq == arg || arg[0] != '/')) || !*host) {
+		snprintf(msg, sizeof(msg),
+			 "%s: '%%s' is not [GUEST=]HOST with an absolute GUEST",
+			 opt);
+		return cli_error(err, errlen, msg, arg);
+	}
+	if (eq)
+		*eq = '\0';
+	cfg->shares[cfg->nr_shares++] = (struct cli_share){
+		.host = host, .guest = guest, .readonly = readonly};
+	return 0;
+}
+
 static int parse_run_option(int opt, char *arg, struct fsvm_config *cfg,
 			    char *err, size_t errlen)
 {
@@ -293,9 +442,30 @@ static int parse_run_option(int opt, char *arg, struct fsvm_config *cfg,
 	case OPT_INITRD:
 		cfg->initrd = arg;
 		return 0;
+	case OPT_APPEND:
 	case OPT_CMDLINE:
-		cfg->cmdline = arg;
+		return append_cmdline(cfg, arg, err, errlen);
+	case OPT_CWD:
+		if (arg[0] != '/')
+			return cli_error(err, errlen,
+					 "--cwd: '%s' is not an absolute path",
+					 arg);
+		cfg->cwd = arg;
 		return 0;
+	case OPT_ENV:
+		return add_env(cfg, arg, err, errlen);
+	case OPT_USER:
+		cfg->user = true;
+		return 0;
+	case OPT_JSON:
+		cfg->json = true;
+		cfg->json_file = arg && *arg ? arg : NULL;
+		return 0;
+	case OPT_RODIR:
+	case OPT_RWDIR:
+		return add_dir_share(cfg, opt == OPT_RODIR, arg, err, errlen);
+	case OPT_CONFIG:
+		return 0; /* read before the other flags (cli_parse) */
 	case OPT_CPUS: {
 		errno = 0;
 		long n = strtol(arg, &end, 10);
@@ -361,12 +531,45 @@ static int cli_option_error(char **argv, char *err, size_t errlen)
 	return -EINVAL;
 }
 
+static const struct option *find_option(const char *name)
+{
+	for (const struct option *o = run_options; o->name; o++)
+		if (!strcmp(o->name, name))
+			return o;
+	return NULL;
+}
+
+int cli_option_kind(const char *name, bool *repeats)
+{
+	const struct option *o = find_option(name);
+	if (!o || o->val == OPT_CONFIG || o->val == 'h')
+		return -ENOENT; /* no config file in a config file, no help */
+	*repeats = repeatable(o->val);
+	return o->has_arg == no_argument ? 0 : 1;
+}
+
+int cli_apply(struct fsvm_config *cfg, const char *name, char *value,
+	      char *err, size_t errlen)
+{
+	bool repeats;
+	int kind = cli_option_kind(name, &repeats);
+	if (kind < 0)
+		return kind;
+	if ((kind == 0) != !value)
+		return cli_error(err, errlen,
+				 kind ? "option '--%s' needs a value"
+				      : "option '--%s' does not take a value",
+				 name);
+	return parse_run_option(find_option(name)->val, value, cfg, err,
+				errlen);
+}
+
 int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 	      size_t errlen)
 {
 	*cfg = (struct fsvm_config){.command = CLI_RUN,
-				    .cpus = CLI_DEFAULT_CPUS,
-				    .mem = CLI_DEFAULT_MEM,
+				    .cpus = cli_default_cpus(),
+				    .mem = cli_default_mem(),
 				    .root = "/",
 				    .cache = "auto",
 				    .dax = -1};
@@ -388,22 +591,37 @@ int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 		return cli_error(err, errlen,
 				 "unknown command '%s' (try fsvm --help)", sub);
 
-	/* '+': the guest command starts at the first non-option word. */
-	optind = 0;
-	opterr = 0;
+	/* Two passes over the flags: the first checks them and finds
+	 * --config, whose file is applied before the second, so flags
+	 * override it. '+': the guest command starts at the first
+	 * non-option word. */
 	int sub_argc = argc - 1;
 	char **sub_argv = argv + 1;
 	int opt;
-	while ((opt = getopt_long(sub_argc, sub_argv, "+vh", run_options,
-				  NULL)) != -1) {
-		if (opt == '?')
-			return cli_option_error(sub_argv, err, errlen);
-		int ret = parse_run_option(opt, optarg, cfg, err, errlen);
-		if (ret)
-			return ret;
+	for (int pass = 0; pass < 2; pass++) {
+		optind = 0;
+		opterr = 0;
+		while ((opt = getopt_long(sub_argc, sub_argv, "+vh",
+					  run_options, NULL)) != -1) {
+			if (opt == '?')
+				return cli_option_error(sub_argv, err, errlen);
+			if (pass == 0 && opt == OPT_CONFIG)
+				cfg->config = optarg;
+			if (pass == 1) {
+				int ret = parse_run_option(opt, optarg, cfg,
+							   err, errlen);
+				if (ret)
+					return ret;
+			}
+		}
+		if (pass == 0 && cfg->config &&
+		    config_file_load(cfg->config, cfg, err, errlen))
+			return -EINVAL;
 	}
-	cfg->guest_argc = sub_argc - optind;
-	cfg->guest_argv = sub_argv + optind;
+	if (sub_argc > optind) {
+		cfg->guest_argc = sub_argc - optind;
+		cfg->guest_argv = sub_argv + optind;
+	}
 	for (unsigned int i = 0; i < cfg->nr_shares; i++)
 		if (cfg->shares[i].devices && !cfg->host_root)
 			return cli_error(err, errlen,
@@ -412,5 +630,8 @@ int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 	if (cfg->host_root && (cfg->nr_uid_maps || cfg->nr_gid_maps))
 		return cli_error(err, errlen, "%s",
 				 "--host-root: ids pass unchanged, so --uid-map and --gid-map do not apply");
+	if (cfg->user && (cfg->host_root || cfg->nr_uid_maps || cfg->nr_gid_maps))
+		return cli_error(err, errlen, "%s",
+				 "--user: it maps your ids itself, so --host-root, --uid-map and --gid-map do not apply");
 	return 0;
 }

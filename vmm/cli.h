@@ -6,15 +6,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define FSVM_VERSION "0.1.0"
-#define CLI_DEFAULT_CPUS 1
-#define CLI_DEFAULT_MEM (512ULL << 20)
+/* FSVM_VERSION comes from the VERSION file (Makefile). */
 #define CLI_MIN_MEM (64ULL << 20)
 #define CLI_MAX_MEM (1ULL << 40)
 #define CLI_MAX_TIMEOUT 1e9 /* seconds: fits any time_t */
 
 #define CLI_MAX_SHARES 8
 #define CLI_MAX_ID_MAPS 8
+#define CLI_MAX_ENV 256
+#define CLI_CMDLINE_MAX 2048 /* the x86 kernel's COMMAND_LINE_SIZE */
 
 enum cli_command { CLI_RUN, CLI_HELP, CLI_VERSION };
 
@@ -39,6 +39,7 @@ struct fsvm_config {
 	const char *kernel;       /* NULL: the default guest kernel */
 	const char *initrd;       /* NULL: the default guest initramfs */
 	const char *cmdline;      /* appended to the kernel command line */
+	char cmdline_buf[CLI_CMDLINE_MAX]; /* --append values, joined */
 	const char *root;         /* host folder that is the guest's / */
 	bool rw_root;             /* write through to it, no overlay */
 	const char *cache;        /* none, auto or always */
@@ -60,14 +61,47 @@ struct fsvm_config {
 	bool verbose;
 	bool setup_only;          /* stop before the first KVM_RUN */
 	bool no_seccomp;          /* run without the system-call filter */
+	const char *cwd;          /* the command's folder; NULL: the caller's */
+	/* "NAME=VALUE" strings added to the command's environment. */
+	const char *env[CLI_MAX_ENV];
+	unsigned int nr_env;
+	bool user;                /* run the command as the caller's ids */
+	bool json;                /* a JSON summary on exit (docs/json.md) */
+	const char *json_file;    /* where; NULL: stdout */
+	const char *config;       /* --config FILE, applied before the flags */
 	char **guest_argv;        /* the command to run in the guest */
 	int guest_argc;
+	/* Strings the configuration made (config file values, --env
+	 * values from the caller), freed by cli_free. */
+	char **owned;
+	size_t nr_owned;
 };
 
-/* Parses argv into *cfg. On error returns -EINVAL with a one-line reason
- * in err. */
+/* Parses argv into *cfg: the --config file first, then the flags, which
+ * override it. On error returns -EINVAL with a one-line reason in err.
+ * cli_free releases what it made, after success or failure. */
 int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 	      size_t errlen);
+void cli_free(struct fsvm_config *cfg);
+
+/* Applies one option by its long name (which is also its config-file key)
+ * with its value (NULL for a flag). value must live as long as cfg. A
+ * bad value is -EINVAL with the reason in err; an unknown name -ENOENT. */
+int cli_apply(struct fsvm_config *cfg, const char *name, char *value,
+	      char *err, size_t errlen);
+
+/* What a name is in the option table: -ENOENT unknown, 0 a flag (no
+ * value), 1 takes a value; *repeatable tells whether it may be given more
+ * than once (a list in a config file). */
+int cli_option_kind(const char *name, bool *repeatable);
+
+/* Keeps s (malloc'd) until cli_free; NULL when out of memory (s freed). */
+char *cli_own(struct fsvm_config *cfg, char *s);
+
+/* The defaults that suit this host: half its CPUs (1 to 8), an eighth of
+ * its RAM (512M to 4G). */
+unsigned int cli_default_cpus(void);
+uint64_t cli_default_mem(void);
 
 /* Splits a --share value (modified in place) into *share. */
 int cli_parse_share(char *spec, struct cli_share *share);

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,14 +14,58 @@
 
 #include "vmm/core/log.h"
 
+/* The default guest's folder beside the binary: the build tree's
+ * build/guest for ./fsvm, PREFIX/lib/fsvm or PREFIX/share/fsvm for
+ * PREFIX/bin/fsvm. No path is compiled in, so the tree can move. */
+static const char *const guest_dirs[] = {"build/guest", "../lib/fsvm",
+					 "../share/fsvm"};
+
+const char *guest_dir(char *buf, size_t len)
+{
+	const char *env = getenv("FSVM_GUEST_DIR");
+	if (env && *env) {
+		snprintf(buf, len, "%s", env);
+		return buf;
+	}
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		n = snprintf(exe, sizeof(exe), ".");
+	exe[n] = '\0';
+	char *slash = strrchr(exe, '/');
+	if (slash)
+		*slash = '\0';
+	for (size_t i = 0; i < sizeof(guest_dirs) / sizeof(guest_dirs[0]); i++) {
+		char dir[PATH_MAX + 32], real[PATH_MAX];
+		snprintf(dir, sizeof(dir), "%s/%s", exe, guest_dirs[i]);
+		snprintf(buf, len, "%s/initramfs.cpio", dir);
+		if (access(buf, F_OK) == 0) {
+			snprintf(buf, len, "%s", realpath(dir, real) ? real : dir);
+			return buf;
+		}
+	}
+	snprintf(buf, len, "%s/%s", exe, guest_dirs[0]);
+	return buf;
+}
+
 static const char *guest_file(const char *given, const char *name, char *buf,
 			      size_t len)
 {
 	if (given)
 		return given;
-	const char *dir = getenv("FSVM_GUEST_DIR");
-	snprintf(buf, len, "%s/%s", dir ? dir : FSVM_GUEST_DIR, name);
+	char dir[PATH_MAX];
+	snprintf(buf, len, "%s/%s", guest_dir(dir, sizeof(dir)), name);
 	return buf;
+}
+
+/* Set-up cannot go on without the default guest's file: say what makes it. */
+static int missing_default(const char *path, const char *what, int err)
+{
+	char why[128];
+	snprintf(why, sizeof(why),
+		 "no %s: `make guest` in fsvm's source tree makes it (or set FSVM_GUEST_DIR)",
+		 what);
+	return log_setup_error(path, why, err);
 }
 
 /* Opens a boot file and learns its size; an fd or a negative errno. */
@@ -44,6 +89,8 @@ static int load_kernel(struct board *b, const struct fsvm_config *cfg)
 				      sizeof(buf));
 	struct stat st;
 	int fd = open_boot_file(path, &st);
+	if (fd == -ENOENT && !cfg->kernel)
+		return missing_default(path, "guest kernel", 0);
 	if (fd < 0)
 		return log_setup_error(path, "cannot open the kernel", fd);
 	if (!S_ISREG(st.st_mode) || st.st_size == 0) {
@@ -90,6 +137,8 @@ static int load_initrd(struct board *b, const struct fsvm_config *cfg,
 	int fd = open_boot_file(path, &st);
 	if (fd < 0) {
 		cpio_free(&spec);
+		if (fd == -ENOENT && !cfg->initrd)
+			return missing_default(path, "guest initramfs", 0);
 		return log_setup_error(path, "cannot open the initrd", fd);
 	}
 	uint64_t file_len = (uint64_t)st.st_size;

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <pwd.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,16 +56,21 @@ static bool maps_guest_root(const struct cli_id_map *m, unsigned int n)
 int identity_plan(const struct fsvm_config *cfg, struct identity *id,
 		  const char **why)
 {
-	*id = (struct identity){.host_root = cfg->host_root};
+	*id = (struct identity){.host_root = cfg->host_root, .user = cfg->user};
 	if (cfg->host_root) {
 		*why = "--host-root: fsvm is not running as root";
 		return geteuid() == 0 ? 0 : -EPERM;
 	}
 	uint32_t uid, gid;
 	default_user(&uid, &gid);
-	id->uid[0] = (struct cli_id_map){.guest = 0, .host = uid, .count = 1};
-	id->gid[0] = (struct cli_id_map){.guest = 0, .host = gid, .count = 1};
+	/* --user: the command runs as this user's own ids, which are the
+	 * same ids on the host; guest root is then nobody here. */
+	uint32_t guest_uid = cfg->user ? uid : 0, guest_gid = cfg->user ? gid : 0;
+	id->uid[0] = (struct cli_id_map){.guest = guest_uid, .host = uid, .count = 1};
+	id->gid[0] = (struct cli_id_map){.guest = guest_gid, .host = gid, .count = 1};
 	id->nr_uid = id->nr_gid = 1;
+	if (cfg->user)
+		return 0;
 	if (cfg->nr_uid_maps) {
 		memcpy(id->uid, cfg->uid_map, sizeof(id->uid));
 		id->nr_uid = cfg->nr_uid_maps;
@@ -82,9 +88,25 @@ int identity_plan(const struct fsvm_config *cfg, struct identity *id,
 	return 0;
 }
 
-/* The host id guest root is. */
+void identity_user_home(const struct identity *id, const char **home,
+			const char **name)
+{
+	static struct passwd pw;
+	static char buf[4096];
+	struct passwd *found = NULL;
+	getpwuid_r(id->uid[0].host, &pw, buf, sizeof(buf), &found);
+	const char *env_home = getenv("HOME");
+	*home = found && found->pw_dir[0] == '/' ? found->pw_dir
+		: env_home && env_home[0] == '/' ? env_home
+						  : "/";
+	*name = found ? found->pw_name : "";
+}
+
+/* The host id guest root is (with --user, the user's). */
 static uint32_t root_of(const struct cli_id_map *m, unsigned int n)
 {
+	if (n == 1 && m[0].guest != 0)
+		return m[0].host;
 	for (unsigned int i = 0; i < n; i++)
 		if (m[i].guest == 0)
 			return m[i].host;
@@ -230,8 +252,11 @@ int identity_assume(const struct identity *id, const char **why)
 	bool unavailable;
 	int err = enter_namespace(id, &unavailable);
 	if (!err) {
-		/* Root of the namespace: guest root, on the host the map's. */
-		err = become(0, 0);
+		/* Root of the namespace: guest root, on the host the map's.
+		 * With --user, the one mapped user; a change of uid in the
+		 * namespace from an unmapped one keeps its capabilities. */
+		err = id->user ? become(id->uid[0].guest, id->gid[0].guest)
+			       : become(0, 0);
 		*why = "cannot become root of the user namespace";
 		return err;
 	}

@@ -13,6 +13,7 @@
 
 struct identity {
 	bool host_root; /* stay as we are: root, ids unchanged */
+	bool user;      /* --user: uid[0] and gid[0] are the command's ids */
 	struct cli_id_map uid[CLI_MAX_ID_MAPS];
 	unsigned int nr_uid;
 	struct cli_id_map gid[CLI_MAX_ID_MAPS];
@@ -25,6 +26,11 @@ struct identity {
  * non-root fsvm. */
 int identity_plan(const struct fsvm_config *cfg, struct identity *id,
 		  const char **why);
+
+/* --user: the user's home folder and name (from the password database;
+ * $HOME and "" when it has no entry), valid until the next call. */
+void identity_user_home(const struct identity *id, const char **home,
+			const char **name);
 
 /* Takes on the planned identity: the process must have one thread. Once
  * done, the process is root in its user namespace (it owns the files of

@@ -1,18 +1,45 @@
 /* fsvm: boots a Linux guest under KVM and runs a command in it. */
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "vmm/cli.h"
 #include "vmm/core/log.h"
-#include "vmm/run.h"
 #include "vmm/core/vm.h"
+#include "vmm/guest_load.h"
+#include "vmm/run.h"
+#include "vmm/summary.h"
+
+/* fsvm's version and the kernel the default guest boots. */
+static void print_version(void)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 32], kernel[128] = "";
+	snprintf(path, sizeof(path), "%s/kernel/version",
+		 guest_dir(dir, sizeof(dir)));
+	FILE *f = fopen(path, "re");
+	if (f) {
+		if (!fgets(kernel, sizeof(kernel), f))
+			kernel[0] = '\0';
+		kernel[strcspn(kernel, "\n")] = '\0';
+		fclose(f);
+	}
+	printf("fsvm %s\n", FSVM_VERSION);
+	if (kernel[0])
+		printf("guest kernel: Linux %s (%s/kernel/vmlinuz)\n", kernel, dir);
+	else
+		printf("guest kernel: none in %s (`make guest` in the source tree makes it)\n",
+		       dir);
+}
 
 int main(int argc, char **argv)
 {
 	struct fsvm_config cfg;
-	char err[256];
+	char err[512];
 
 	if (cli_parse(argc, argv, &cfg, err, sizeof(err))) {
 		log_error("%s", err);
+		cli_free(&cfg);
 		return EXIT_VMM_ERROR;
 	}
 	switch (cfg.command) {
@@ -20,11 +47,25 @@ int main(int argc, char **argv)
 		fputs(cli_usage, stdout);
 		return 0;
 	case CLI_VERSION:
-		printf("fsvm %s\n", FSVM_VERSION);
+		print_version();
 		return 0;
 	case CLI_RUN:
 		break;
 	}
 	log_verbose = cfg.verbose;
-	return fsvm_run(&cfg);
+	/* The summary's file is opened now: set-up ends in a sandbox. */
+	FILE *json = stdout;
+	if (cfg.json_file && !(json = fopen(cfg.json_file, "we"))) {
+		log_error("--json=%s: %s", cfg.json_file, strerror(errno));
+		cli_free(&cfg);
+		return EXIT_VMM_ERROR;
+	}
+	static struct run_summary sum;
+	int status = fsvm_run(&cfg, &sum);
+	if (cfg.json && summary_write_json(&sum, status, &cfg, json))
+		status = EXIT_VMM_ERROR;
+	if (json != stdout)
+		fclose(json);
+	cli_free(&cfg);
+	return status;
 }

@@ -34,6 +34,7 @@ struct run {
 	struct identity identity;
 	char cwd[PATH_MAX];
 	int signal_fd;
+	struct run_summary *sum;
 };
 
 static void on_stop_event(void *opaque, uint32_t events)
@@ -149,6 +150,7 @@ static int run_loop(struct run *r)
 		return EXIT_VMM_ERROR;
 	}
 
+	summary_event(r->sum, "first-kvm-run", vm_elapsed_ms(vm));
 	log_info("set-up done, first KVM_RUN at %.1f ms", vm_elapsed_ms(vm));
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
 		if (vcpu_start(&vm->vcpus[i]))
@@ -162,9 +164,9 @@ static int run_loop(struct run *r)
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
 		vcpu_kick_and_join(&vm->vcpus[i]);
 	console_restore(&r->con);
+	summary_event(r->sum, "guest-stopped", vm_elapsed_ms(vm));
 	log_info("guest stopped at %.1f ms", vm_elapsed_ms(vm));
-	if (log_verbose)
-		devices_report(&r->machine);
+	summary_end(r->sum, vm, &r->machine);
 	if (vm->stop_reason[0])
 		log_error("%s", vm->stop_reason);
 	return vm->exit_status;
@@ -182,20 +184,31 @@ static void block_signals(void)
 	signal(SIGPIPE, SIG_IGN);
 }
 
-/* What the guest init is to do: the command, where, with which mounts. */
+/* What the guest init is to do: the command, where, as whom, with which
+ * environment and mounts. */
 static struct run_spec guest_job(struct run *r)
 {
+	const struct fsvm_config *cfg = r->cfg;
 	if (!getcwd(r->cwd, sizeof(r->cwd)))
 		r->cwd[0] = '\0';
-	return (struct run_spec){
-		.argv = r->cfg->guest_argv,
-		.argc = r->cfg->guest_argc,
+	struct run_spec job = {
+		.argv = cfg->guest_argv,
+		.argc = cfg->guest_argc,
 		.interactive = r->con.interactive,
 		.dax = r->shares.dax_size != 0,
-		.cwd = r->cwd[0] ? r->cwd : NULL,
+		.cwd = cfg->cwd ? cfg->cwd : r->cwd[0] ? r->cwd : NULL,
+		.cwd_required = cfg->cwd != NULL,
+		.env = cfg->env,
+		.nr_env = cfg->nr_env,
+		.user = cfg->user,
+		.uid = r->identity.uid[0].guest,
+		.gid = r->identity.gid[0].guest,
 		.mounts = r->shares.mounts,
 		.nr_mounts = r->shares.nr,
 	};
+	if (cfg->user)
+		identity_user_home(&r->identity, &job.home, &job.name);
+	return job;
 }
 
 /* Set-up failed: says why in one line. */
@@ -205,7 +218,7 @@ static int fail(const char *what, const char *why, int err)
 	return EXIT_VMM_ERROR;
 }
 
-int fsvm_run(const struct fsvm_config *cfg)
+int fsvm_run(const struct fsvm_config *cfg, struct run_summary *sum)
 {
 	static struct run run; /* the board's transports are large */
 	struct run *r = &run;
@@ -214,6 +227,7 @@ int fsvm_run(const struct fsvm_config *cfg)
 	int err;
 
 	r->cfg = cfg;
+	r->sum = sum;
 	block_signals();
 	if ((err = vm_init(vm)) || (err = event_loop_init(&r->loop)))
 		return fail("set-up", "cannot start", err);
@@ -248,6 +262,8 @@ int fsvm_run(const struct fsvm_config *cfg)
 	if ((err = identity_assume(&r->identity, &why)))
 		return fail("identity", why, err);
 	if (cfg->setup_only) {
+		summary_event(sum, "setup-done", vm_elapsed_ms(vm));
+		sum->ended_by = "setup-only";
 		printf("fsvm: set-up done in %.2f ms (up to the first KVM_RUN)\n",
 		       vm_elapsed_ms(vm));
 		return 0;

@@ -4,7 +4,10 @@
 #define FSVM_RUN_H
 
 #include "vmm/cli.h"
+#include "vmm/summary.h"
 
-int fsvm_run(const struct fsvm_config *cfg);
+/* Runs the VM cfg describes; returns fsvm's exit status, with what the
+ * run was in *sum. */
+int fsvm_run(const struct fsvm_config *cfg, struct run_summary *sum);
 
 #endif

@@ -2,6 +2,7 @@
 #include "vmm/run_spec.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -53,6 +54,18 @@ int run_spec_build(const struct run_spec *spec, struct cpio_buf *out)
 	if (!err && spec->cwd)
 		err = cpio_add(out, GUEST_SPEC_CWD, S_IFREG | 0644, spec->cwd,
 			       strlen(spec->cwd));
+	if (!err && spec->cwd && spec->cwd_required)
+		err = cpio_add(out, GUEST_SPEC_CWD_REQUIRED, S_IFREG | 0644,
+			       "1", 1);
+	if (!err && spec->nr_env)
+		err = add_packed(out, GUEST_SPEC_ENV, spec->env, spec->nr_env);
+	if (!err && spec->user) {
+		char uid[16], gid[16];
+		snprintf(uid, sizeof(uid), "%u", spec->uid);
+		snprintf(gid, sizeof(gid), "%u", spec->gid);
+		const char *fields[] = {uid, gid, spec->home, spec->name};
+		err = add_packed(out, GUEST_SPEC_USER, fields, 4);
+	}
 	if (!err && spec->nr_mounts) {
 		const char **fields = calloc(3 * spec->nr_mounts, sizeof(*fields));
 		if (!fields)

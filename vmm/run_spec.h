@@ -19,6 +19,13 @@ struct run_spec {
 	bool interactive;
 	bool dax;
 	const char *cwd; /* NULL: none */
+	bool cwd_required; /* the user named it: fail without it */
+	const char *const *env; /* "NAME=VALUE" */
+	unsigned int nr_env;
+	/* user: run the command as uid/gid with HOME=home, USER=name. */
+	bool user;
+	unsigned int uid, gid;
+	const char *home, *name;
 	const struct run_spec_mount *mounts;
 	unsigned int nr_mounts;
 };

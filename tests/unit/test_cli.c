@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -41,6 +42,7 @@ static struct parsed *parse_args(const char *const *args)
 
 static void done(struct parsed *p)
 {
+	cli_free(&p->cfg);
 	for (int i = 0; i < p->argc; i++)
 		free(p->argv[i]);
 	free(p);
@@ -114,8 +116,8 @@ static void test_run_defaults(void **state)
 	expect_ok(p);
 	const struct fsvm_config *c = &p->cfg;
 	assert_int_equal(c->command, CLI_RUN);
-	assert_int_equal(c->cpus, 1);
-	assert_int_equal(c->mem, 512 * MIB);
+	assert_int_equal(c->cpus, cli_default_cpus());
+	assert_int_equal(c->mem, cli_default_mem());
 	assert_null(c->kernel);
 	assert_null(c->initrd);
 	assert_null(c->cmdline);
@@ -227,7 +229,7 @@ static void test_guest_command_ends_options(void **state)
 	expect_guest_argv(p, (const char *const[]){"ls", "-v", "--mem", "1",
 						   "--help"}, 5);
 	assert_true(p->cfg.verbose);
-	assert_int_equal(p->cfg.mem, 512 * MIB);
+	assert_int_equal(p->cfg.mem, cli_default_mem());
 	assert_int_equal(p->cfg.command, CLI_RUN);
 	done(p);
 }
@@ -441,7 +443,7 @@ static void test_repeated_parses_are_independent(void **state)
 	p = parse("run", "-v", "z");
 	expect_ok(p);
 	assert_true(p->cfg.verbose);
-	assert_int_equal(p->cfg.cpus, 1);
+	assert_int_equal(p->cfg.cpus, cli_default_cpus());
 	expect_guest_argv(p, (const char *const[]){"z"}, 1);
 	done(p);
 }
@@ -650,6 +652,180 @@ static void test_size_overflow(void **state)
 	expect_bad_size("99999999999999999999999999G");
 }
 
+static void test_host_defaults(void **state)
+{
+	(void)state;
+	unsigned int cpus = cli_default_cpus();
+	uint64_t mem = cli_default_mem();
+	assert_in_range(cpus, 1, 8);
+	assert_in_range(mem, 512 * MIB, 4 * GIB);
+	assert_int_equal(mem % MIB, 0);
+}
+
+static void test_user_features(void **state)
+{
+	(void)state;
+	setenv("FSVM_TEST_PASSED", "from the caller", 1);
+	unsetenv("FSVM_TEST_UNSET");
+	struct parsed *p = parse("run", "--cwd", "/srv/x", "--env", "A=1",
+				 "--env", "B=", "--env", "FSVM_TEST_PASSED",
+				 "--env", "FSVM_TEST_UNSET", "--env", "C=x=y\nz",
+				 "--user", "--append", "quiet", "--cmdline",
+				 "x=\"1 2\"", "--json", "true");
+	expect_ok(p);
+	const struct fsvm_config *c = &p->cfg;
+	assert_string_equal(c->cwd, "/srv/x");
+	assert_int_equal(c->nr_env, 4);
+	assert_string_equal(c->env[0], "A=1");
+	assert_string_equal(c->env[1], "B=");
+	assert_string_equal(c->env[2], "FSVM_TEST_PASSED=from the caller");
+	assert_string_equal(c->env[3], "C=x=y\nz");
+	assert_true(c->user);
+	assert_string_equal(c->cmdline, "quiet x=\"1 2\"");
+	assert_true(c->json);
+	assert_null(c->json_file);
+	done(p);
+	p = parse("run", "--json=/tmp/out.json", "true");
+	expect_ok(p);
+	assert_string_equal(p->cfg.json_file, "/tmp/out.json");
+	done(p);
+}
+
+static void test_user_feature_errors(void **state)
+{
+	(void)state;
+	expect_error(parse("run", "--cwd", "rel"),
+		     "--cwd: 'rel' is not an absolute path");
+	expect_error(parse("run", "--env", "=x"),
+		     "--env: '=x' is not NAME or NAME=VALUE");
+	expect_error(parse("run", "--env", ""),
+		     "--env: '' is not NAME or NAME=VALUE");
+	expect_error(parse("run", "--user", "--uid-map", "0:1"),
+		     "--user: it maps your ids itself, so --host-root, --uid-map and --gid-map do not apply");
+	char big[1100];
+	memset(big, 'a', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	struct parsed *p = parse("run", "--append", big, "--append", big);
+	assert_int_equal(p->ret, -EINVAL);
+	assert_non_null(strstr(p->err, "longer than 2047 bytes"));
+	done(p);
+}
+
+static void test_rodir_rwdir(void **state)
+{
+	(void)state;
+	struct parsed *p = parse("run", "--rodir", "/data", "--rwdir",
+				 "/work=/home/me/src", "true");
+	expect_ok(p);
+	assert_int_equal(p->cfg.nr_shares, 2);
+	assert_string_equal(p->cfg.shares[0].host, "/data");
+	assert_null(p->cfg.shares[0].guest);
+	assert_true(p->cfg.shares[0].readonly);
+	assert_string_equal(p->cfg.shares[1].host, "/home/me/src");
+	assert_string_equal(p->cfg.shares[1].guest, "/work");
+	assert_false(p->cfg.shares[1].readonly);
+	done(p);
+	expect_error(parse("run", "--rodir", "work=/x"),
+		     "--rodir: 'work=/x' is not [GUEST=]HOST with an absolute GUEST");
+	expect_error(parse("run", "--rwdir", "/x="),
+		     "--rwdir: '/x=' is not [GUEST=]HOST with an absolute GUEST");
+}
+
+/* Writes text to a fresh file; returns its path (static buffer). */
+static const char *config_file(const char *text)
+{
+	static char path[64];
+	snprintf(path, sizeof(path), "/tmp/test_cli.XXXXXX");
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	return path;
+}
+
+static void test_config_file(void **state)
+{
+	(void)state;
+	const char *path = config_file(
+		"{\"cpus\": 3, \"mem\": \"1G\", \"timeout\": 2.5,\n"
+		" \"share\": [\"/a:/b:ro\", \"/c\"], \"env\": [\"X=1\"],\n"
+		" \"verbose\": true, \"rw-root\": false, \"cache\": \"none\",\n"
+		" \"append\": \"quiet\", \"json\": true,\n"
+		" \"command\": [\"make\", \"-C\", \"/b\"]}");
+	struct parsed *p = parse("run", "--config", path);
+	expect_ok(p);
+	const struct fsvm_config *c = &p->cfg;
+	assert_int_equal(c->cpus, 3);
+	assert_int_equal(c->mem, GIB);
+	assert_true(c->timeout == 2.5);
+	assert_int_equal(c->nr_shares, 2);
+	assert_string_equal(c->shares[0].guest, "/b");
+	assert_true(c->shares[0].readonly);
+	assert_string_equal(c->shares[1].host, "/c");
+	assert_string_equal(c->env[0], "X=1");
+	assert_true(c->verbose);
+	assert_false(c->rw_root);
+	assert_string_equal(c->cache, "none");
+	assert_string_equal(c->cmdline, "quiet");
+	assert_true(c->json);
+	expect_guest_argv(p, (const char *const[]){"make", "-C", "/b"}, 3);
+	done(p);
+
+	/* Flags override the file, wherever --config stands; lists add. */
+	p = parse("run", "--cpus", "2", "--config", path, "--cache", "auto",
+		  "--share", "/d", "--append", "loud", "ls");
+	expect_ok(p);
+	assert_int_equal(p->cfg.cpus, 2);
+	assert_string_equal(p->cfg.cache, "auto");
+	assert_int_equal(p->cfg.nr_shares, 3);
+	assert_string_equal(p->cfg.shares[2].host, "/d");
+	assert_string_equal(p->cfg.cmdline, "quiet loud");
+	expect_guest_argv(p, (const char *const[]){"ls"}, 1);
+	done(p);
+	unlink(path);
+}
+
+/* config_error: the file's one line for text. */
+static void expect_config_error(const char *text, const char *msg)
+{
+	const char *path = config_file(text);
+	char want[256];
+	snprintf(want, sizeof(want), "%s: %s", path, msg);
+	expect_error(parse("run", "--config", path, "true"), want);
+	unlink(path);
+}
+
+static void test_bad_config_files(void **state)
+{
+	(void)state;
+	expect_config_error("{\"cpus\": 65}",
+			    "key 'cpus': '65' is not a number from 1 to 64");
+	expect_config_error("{\"mem\": \"12Q\"}",
+			    "key 'mem': '12Q' is not a size from 64M to 1T (e.g. 512M, 2G)");
+	expect_config_error("{\"bogus\": 1}",
+			    "key 'bogus': not an option of fsvm run (see fsvm --help)");
+	expect_config_error("{\"config\": \"x\"}",
+			    "key 'config': not an option of fsvm run (see fsvm --help)");
+	expect_config_error("{\"verbose\": 1}", "key 'verbose': expected true or false");
+	expect_config_error("{\"cpus\": true}",
+			    "key 'cpus': expected a string or a number");
+	expect_config_error("{\"cpus\": [1, 2]}",
+			    "key 'cpus': given once only, not as a list");
+	expect_config_error("{\"share\": [{}]}",
+			    "key 'share': expected a string or a number");
+	expect_config_error("{\"command\": []}",
+			    "key 'command': expected a list of 1 to 4096 strings");
+	expect_config_error("{\"command\": [\"ls\", 1]}",
+			    "key 'command': expected a list of strings");
+	expect_config_error("[]", "expected one JSON object ({\"cpus\": 2, ...})");
+	expect_config_error("{\"cpus\": 2} {}", "line 1: text after the object");
+	expect_config_error("{\n\"cpus\": 2,,\n}",
+			    "line 2: not valid JSON (quoted object property name expected)");
+	expect_config_error("{\"cpus\": 2", "line 1: not valid JSON (it ends too early)");
+	expect_error(parse("run", "--config", "/nonexistent/vm.json"),
+		     "--config /nonexistent/vm.json: No such file or directory");
+}
+
 int main(void)
 {
 	const struct CMUnitTest cli[] = {
@@ -686,6 +862,12 @@ int main(void)
 		cmocka_unit_test(test_size_suffixes),
 		cmocka_unit_test(test_size_rejects),
 		cmocka_unit_test(test_size_overflow),
+		cmocka_unit_test(test_host_defaults),
+		cmocka_unit_test(test_user_features),
+		cmocka_unit_test(test_user_feature_errors),
+		cmocka_unit_test(test_rodir_rwdir),
+		cmocka_unit_test(test_config_file),
+		cmocka_unit_test(test_bad_config_files),
 	};
 	return cmocka_run_group_tests(cli, NULL, NULL);
 }

@@ -217,6 +217,27 @@ static void test_spec_cwd_and_mounts(void **state)
 	cpio_free(&b);
 }
 
+static void test_spec_env_user_and_required_cwd(void **state)
+{
+	(void)state;
+	const char *const env[] = {"A=1", "B=x y\nz", "C="};
+	struct run_spec spec = {.cwd = "/w", .cwd_required = true, .env = env,
+				.nr_env = 3, .user = true, .uid = 1000,
+				.gid = 100, .home = "/home/u", .name = "u"};
+	struct cpio_buf b;
+	struct archive a;
+	build_spec(&spec, &b, &a);
+	expect_names(&a, (const char *const[]){"fsvm", GUEST_SPEC_CWD,
+					       GUEST_SPEC_CWD_REQUIRED,
+					       GUEST_SPEC_ENV, GUEST_SPEC_USER},
+		     5);
+	static const char packed_env[] = "A=1\0B=x y\nz\0C=";
+	expect_file(&a, GUEST_SPEC_ENV, packed_env, sizeof(packed_env));
+	static const char packed_user[] = "1000\0" "100\0/home/u\0u";
+	expect_file(&a, GUEST_SPEC_USER, packed_user, sizeof(packed_user));
+	cpio_free(&b);
+}
+
 /* Runs a shell command on the archive in a temporary file; returns its
  * output (at most size - 1 bytes) and length. */
 static size_t run_on_archive(const struct cpio_buf *b, const char *cmd_fmt,
@@ -325,6 +346,7 @@ int main(void)
 		cmocka_unit_test(test_spec_not_interactive),
 		cmocka_unit_test(test_spec_empty_argument_kept),
 		cmocka_unit_test(test_spec_cwd_and_mounts),
+		cmocka_unit_test(test_spec_env_user_and_required_cwd),
 		cmocka_unit_test(test_spec_accepted_by_cpio_tool),
 		cmocka_unit_test(test_cpio_padding),
 		cmocka_unit_test(test_cpio_large_entry_grows_buffer),

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <cmocka.h>
 
@@ -15,9 +16,10 @@
 static int adds, reports, fail_with;
 static int dev_a = 1, dev_b = 2;
 
-static void count_report(void *dev)
+static void count_report(void *dev, struct device_report *out)
 {
 	(void)dev;
+	snprintf(out->name, sizeof(out->name), "a");
 	reports++;
 }
 
@@ -65,8 +67,10 @@ static void test_every_registered_type_is_added(void **state)
 	assert_int_equal(devices_add_all(&m), 0);
 	assert_int_equal(adds, 2);
 	assert_int_equal(m.nr_devices, 3);
-	devices_report(&m);
+	struct device_report out[4];
+	assert_int_equal(devices_report(&m, out, 4), 1);
 	assert_int_equal(reports, 1); /* type two has no report */
+	assert_string_equal(out[0].type, "one");
 	assert_int_equal(devices_repair_memory(&m), 2 * 2);
 }
 

@@ -1,0 +1,152 @@
+/* The run's summary: gathered as the run goes, logged with -v, written as
+ * one JSON object with --json (json-c, as the config file is read). */
+#include "vmm/summary.h"
+
+#include <json-c/json.h>
+#include <math.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "vmm/core/log.h"
+#include "vmm/core/vm.h"
+
+void summary_event(struct run_summary *s, const char *name, double ms)
+{
+	if (s->nr_events < SUMMARY_MAX_EVENTS)
+		s->events[s->nr_events++] = (typeof(s->events[0])){name, ms};
+}
+
+/* -v: one line per device, "root requests: LOOKUP 3 OPEN 2 ...". */
+static void log_device(const struct device_report *d)
+{
+	char line[1024];
+	int n = snprintf(line, sizeof(line), "%s %s:", d->name, d->what);
+	for (unsigned int k = 0; k < d->nr_counts && n < (int)sizeof(line); k++)
+		n += snprintf(line + n, sizeof(line) - (size_t)n, " %s %llu",
+			      d->counts[k].name,
+			      (unsigned long long)d->counts[k].value);
+	log_info("%s", line);
+}
+
+void summary_end(struct run_summary *s, const struct vm *vm,
+		 const struct machine *m)
+{
+	s->status = vm->exit_status;
+	snprintf(s->reason, sizeof(s->reason), "%s", vm->stop_reason);
+	/* No line from fsvm: the exit device gave the command's status. */
+	s->ended_by = !vm->stop_reason[0]                ? "command"
+		      : vm->exit_status == EXIT_TIMEOUT ? "timeout"
+		      : vm->exit_status > 128           ? "signal"
+							: "fsvm";
+	s->nr_devices = devices_report(m, s->devices, DEVICE_MAX_INSTANCES);
+	for (unsigned int i = 0; i < s->nr_devices; i++)
+		log_device(&s->devices[i]);
+}
+
+static const char *meaning(const struct run_summary *s, char *buf,
+			   size_t len)
+{
+	if (!strcmp(s->ended_by, "command")) {
+		if (s->status == 0)
+			return "the command succeeded";
+		if (s->status == 126)
+			return "the command is not executable";
+		if (s->status == 127)
+			return "the command was not found";
+		if (s->status > 128)
+			snprintf(buf, len, "the command was killed by signal %d",
+				 s->status - 128);
+		else
+			snprintf(buf, len, "the command exited with status %d",
+				 s->status);
+		return buf;
+	}
+	if (!strcmp(s->ended_by, "timeout"))
+		return "the guest ran past --timeout and was stopped";
+	if (!strcmp(s->ended_by, "signal"))
+		return "fsvm was stopped by a signal";
+	if (!strcmp(s->ended_by, "setup-only"))
+		return "set-up done; --setup-only runs no guest";
+	return "fsvm or the guest failed (see reason)";
+}
+
+/* Milliseconds to a tenth, written as such (not 12.300000000000001). */
+static struct json_object *ms_value(double ms)
+{
+	char text[32];
+	snprintf(text, sizeof(text), "%.1f", ms);
+	return json_object_new_double_s(round(ms * 10) / 10, text);
+}
+
+static struct json_object *to_json(const struct run_summary *s)
+{
+	char buf[64];
+	struct json_object *root = json_object_new_object();
+	struct json_object *exit = json_object_new_object();
+	json_object_object_add(exit, "status", json_object_new_int(s->status));
+	json_object_object_add(exit, "ended_by",
+			       json_object_new_string(s->ended_by));
+	json_object_object_add(exit, "meaning",
+			       json_object_new_string(meaning(s, buf, sizeof(buf))));
+	json_object_object_add(exit, "reason",
+			       s->reason[0] ? json_object_new_string(s->reason)
+					    : NULL);
+	json_object_object_add(root, "fsvm_json", json_object_new_int(1));
+	json_object_object_add(root, "exit", exit);
+
+	struct json_object *timeline = json_object_new_array();
+	for (unsigned int i = 0; i < s->nr_events; i++) {
+		struct json_object *e = json_object_new_object();
+		json_object_object_add(e, "event",
+				       json_object_new_string(s->events[i].name));
+		json_object_object_add(e, "ms", ms_value(s->events[i].ms));
+		json_object_array_add(timeline, e);
+	}
+	json_object_object_add(root, "timeline", timeline);
+
+	struct json_object *devices = json_object_new_array();
+	for (unsigned int i = 0; i < s->nr_devices; i++) {
+		const struct device_report *d = &s->devices[i];
+		struct json_object *o = json_object_new_object();
+		struct json_object *counts = json_object_new_object();
+		json_object_object_add(o, "type", json_object_new_string(d->type));
+		json_object_object_add(o, "name", json_object_new_string(d->name));
+		for (unsigned int k = 0; k < d->nr_counts; k++)
+			json_object_object_add(counts, d->counts[k].name,
+					       json_object_new_int64(
+						       (int64_t)d->counts[k].value));
+		json_object_object_add(o, d->what, counts);
+		json_object_array_add(devices, o);
+	}
+	json_object_object_add(root, "devices", devices);
+	json_object_object_add(root, "peak_rss_bytes",
+			       s->peak_rss_bytes < 0
+				       ? NULL
+				       : json_object_new_int64(s->peak_rss_bytes));
+	return root;
+}
+
+int summary_write_json(struct run_summary *s, int status,
+		       const struct fsvm_config *cfg, FILE *out)
+{
+	if (!s->ended_by) {
+		s->status = status;
+		s->ended_by = "fsvm";
+		log_last_error(s->reason, sizeof(s->reason));
+	}
+	struct rusage ru;
+	s->peak_rss_bytes = getrusage(RUSAGE_SELF, &ru) ? -1
+							: (long long)ru.ru_maxrss * 1024;
+	struct json_object *root = to_json(s);
+	const char *text = root ? json_object_to_json_string_ext(
+					  root, JSON_C_TO_STRING_SPACED |
+							JSON_C_TO_STRING_NOSLASHESCAPE)
+				: NULL;
+	int ok = text && fprintf(out, "%s\n", text) >= 0 && fflush(out) == 0;
+	json_object_put(root);
+	if (!ok)
+		log_error("--json%s%s: cannot write the summary",
+			  cfg->json_file ? "=" : "",
+			  cfg->json_file ? cfg->json_file : "");
+	return ok ? 0 : -1;
+}
