@@ -273,18 +273,21 @@ static void virtio_fs_report(void *dev)
 	char line[1024];
 	int n = snprintf(line, sizeof(line), "%.*s requests:",
 			 (int)sizeof(fs->config.tag), fs->config.tag);
+	uint64_t unnamed = 0; /* opcodes we do not serve, all together */
 	for (uint32_t op = 0; op < FUSE_OPCODE_LIMIT && n < (int)sizeof(line);
 	     op++) {
 		uint64_t count = fuse_server_count(fs->server, op);
 		const char *name = fuse_opcode_name(op);
-		if (!count && !always_reported(op))
-			continue;
-		n += name ? snprintf(line + n, sizeof(line) - (size_t)n, " %s %llu",
-				     name, (unsigned long long)count)
-			  : snprintf(line + n, sizeof(line) - (size_t)n,
-				     " opcode-%u %llu", op,
-				     (unsigned long long)count);
+		if (!name)
+			unnamed += count;
+		else if (count || always_reported(op))
+			n += snprintf(line + n, sizeof(line) - (size_t)n,
+				      " %s %llu", name,
+				      (unsigned long long)count);
 	}
+	if (unnamed && n < (int)sizeof(line))
+		snprintf(line + n, sizeof(line) - (size_t)n, " other %llu",
+			 (unsigned long long)unnamed);
 	log_info("%s", line);
 }
 
