@@ -304,8 +304,7 @@ void fuse_server_abandon_waits(struct fuse_server *srv)
 
 const char *fuse_opcode_name(uint32_t opcode)
 {
-	return opcode < ARRAY_LEN(fuse_ops) ? fuse_ops[opcode].name
-							       : NULL;
+	return opcode < ARRAY_LEN(fuse_ops) ? fuse_ops[opcode].name : NULL;
 }
 
 uint64_t fuse_server_count(struct fuse_server *srv, uint32_t opcode)

@@ -96,11 +96,11 @@ size_t fuse_server_fail(struct fuse_server *srv, const struct iovec *in,
 			int in_cnt, const struct iovec *out, int out_cnt,
 			int err);
 
-/* How many requests with this opcode the server has run. */
 /* Opcodes are small numbers (CUSE_INIT aside); beyond this none exist. */
 #define FUSE_OPCODE_LIMIT 64
 
-/* Requests seen with this opcode (below FUSE_OPCODE_LIMIT). */
+/* How many requests with this opcode (below FUSE_OPCODE_LIMIT) the
+ * server has run. */
 uint64_t fuse_server_count(struct fuse_server *srv, uint32_t opcode);
 /* "LOOKUP" for FUSE_LOOKUP; NULL for an opcode we do not serve. */
 const char *fuse_opcode_name(uint32_t opcode);
