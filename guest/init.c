@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "guest/mounts.h"
@@ -103,10 +104,31 @@ static void read_cwd(char *buf, size_t size)
 	close(fd);
 }
 
+static int have_port; /* the exit device's ports are ours (ioperm) */
+
+/* A step of the boot, for fsvm -v's timeline. */
+static void mark(unsigned char step)
+{
+	if (have_port)
+		outb(step, EXIT_DEV_PORT + EXIT_DEV_REG_MARK);
+}
+
+/* The first mark also says how long the kernel has been running, so fsvm
+ * can tell the time before the kernel's clock started from the rest. */
+static void mark_init(void)
+{
+	have_port = ioperm(EXIT_DEV_PORT, EXIT_DEV_LEN, 1) == 0;
+	struct timespec now;
+	if (have_port && clock_gettime(CLOCK_MONOTONIC, &now) == 0)
+		outl((unsigned int)(now.tv_sec * 1000000 + now.tv_nsec / 1000),
+		     EXIT_DEV_PORT + EXIT_DEV_REG_CLOCK);
+	mark(GUEST_MARK_INIT);
+}
+
 static void report(int status)
 {
 	sync();
-	if (ioperm(EXIT_DEV_PORT, EXIT_DEV_LEN, 1) == 0)
+	if (have_port)
 		outb((unsigned char)status, EXIT_DEV_PORT + EXIT_DEV_REG_STATUS);
 	/* Not under fsvm (or the port write did not stop us): reboot. */
 	reboot(RB_AUTOBOOT);
@@ -136,6 +158,7 @@ int main(void)
 	static char *shell[] = {"/bin/sh", NULL};
 	static char cwd[4096];
 
+	mark_init();
 	mount_basics();
 	int interactive = access("/" GUEST_SPEC_TTY, F_OK) == 0;
 	setup_stdio(interactive);
@@ -143,8 +166,10 @@ int main(void)
 	char **cmd = read_argv(argv, argbuf, sizeof(argbuf)) ? argv : shell;
 	read_cwd(cwd, sizeof(cwd));
 	load_modules();
+	mark(GUEST_MARK_MODULES);
 	if (mount_shares() < 0)
 		report(EXIT_SETUP_FAILED);
+	mark(GUEST_MARK_ROOT);
 	if (!cwd[0] || chdir(cwd) < 0)
 		chdir("/");
 	setenv("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", 1);
@@ -152,8 +177,7 @@ int main(void)
 	if (!getenv("TERM"))
 		setenv("TERM", interactive ? "linux" : "dumb", 1);
 
-	if (ioperm(EXIT_DEV_PORT, EXIT_DEV_LEN, 1) == 0)
-		outb(1, EXIT_DEV_PORT + EXIT_DEV_REG_MARK);
+	mark(GUEST_MARK_COMMAND);
 
 	pid_t child = fork();
 	if (child == 0) {
@@ -167,6 +191,8 @@ int main(void)
 					       : strerror(errno));
 		_exit(code);
 	}
-	report(child < 0 ? EXIT_NOT_EXECUTABLE : wait_for(child));
+	int status = child < 0 ? EXIT_NOT_EXECUTABLE : wait_for(child);
+	mark(GUEST_MARK_COMMAND_EXIT);
+	report(status);
 	return 0;
 }

@@ -25,11 +25,23 @@
 #define GUEST_SPEC_CWD GUEST_SPEC_DIR "/cwd"
 
 /* The exit device: I/O ports through which the guest init hands back its
- * command's exit status, and marks the moment user space started. */
+ * command's exit status, and marks the steps of its boot (fsvm -v shows
+ * them on its timeline). */
 #define EXIT_DEV_PORT 0xf4
-#define EXIT_DEV_LEN 2
+#define EXIT_DEV_LEN 8
 #define EXIT_DEV_REG_STATUS 0 /* byte write: exit status, ends the VM */
-#define EXIT_DEV_REG_MARK 1   /* byte write: init reached user space */
+#define EXIT_DEV_REG_MARK 1   /* byte write: a GUEST_MARK_* */
+/* 32-bit write: the guest's CLOCK_MONOTONIC in microseconds, sent just
+ * before GUEST_MARK_INIT: fsvm reckons when the kernel's clock started. */
+#define EXIT_DEV_REG_CLOCK 4
+
+/* The steps the init marks. GUEST_MARK_COMMAND also tells fsvm that from
+ * now on only the exit device gives the VM a status. */
+#define GUEST_MARK_COMMAND 1      /* starting the command */
+#define GUEST_MARK_INIT 2         /* init is running */
+#define GUEST_MARK_MODULES 3      /* modules loaded */
+#define GUEST_MARK_ROOT 4         /* the root share is mounted */
+#define GUEST_MARK_COMMAND_EXIT 5 /* the command ended */
 
 /* Console devices: the command's stdin/stdout, and its stderr (which also
  * carries kernel messages). */

@@ -149,7 +149,7 @@ static int run_loop(struct run *r)
 		return EXIT_VMM_ERROR;
 	}
 
-	log_info("set-up done, first KVM_RUN at %.1f ms", vm_elapsed_ms(vm));
+	timeline_mark(&vm->timeline, TL_SETUP_DONE);
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
 		if (vcpu_start(&vm->vcpus[i]))
 			vm_stop(vm, EXIT_VMM_ERROR, "cannot start vCPU %u", i);
@@ -162,9 +162,11 @@ static int run_loop(struct run *r)
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
 		vcpu_kick_and_join(&vm->vcpus[i]);
 	console_restore(&r->con);
-	log_info("guest stopped at %.1f ms", vm_elapsed_ms(vm));
-	if (log_verbose)
+	timeline_mark(&vm->timeline, TL_VMM_EXIT);
+	if (log_verbose) {
+		timeline_print(&vm->timeline, stderr);
 		devices_report(&r->machine);
+	}
 	if (vm->stop_reason[0])
 		log_error("%s", vm->stop_reason);
 	return vm->exit_status;
