@@ -40,8 +40,12 @@ static int open_boot_file(const char *path, struct stat *st)
 static int load_kernel(struct board *b, const struct fsvm_config *cfg)
 {
 	char buf[4096];
-	const char *path = guest_file(cfg->kernel, "kernel/vmlinuz", buf,
+	/* The default guest's kernel uncompressed if it was extracted (make
+	 * guest), else as Debian ships it. */
+	const char *path = guest_file(cfg->kernel, "kernel/vmlinux", buf,
 				      sizeof(buf));
+	if (!cfg->kernel && access(path, F_OK) != 0)
+		path = guest_file(NULL, "kernel/vmlinuz", buf, sizeof(buf));
 	struct stat st;
 	int fd = open_boot_file(path, &st);
 	if (fd < 0)

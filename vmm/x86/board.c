@@ -10,6 +10,7 @@
 #include "vmm/core/vcpu.h"
 #include "vmm/x86/memory_map.h"
 #include "vmm/x86/mptable.h"
+#include "vmm/x86/vmlinux.h"
 
 #define BASE_CMDLINE                                                           \
 	"console=ttyS1 8250.nr_uarts=2 reboot=k panic=-1 pci=noearly "         \
@@ -71,6 +72,8 @@ int board_create(struct board *b, uint64_t mem, unsigned int cpus, bool mmio,
 int board_load_kernel(struct board *b, const uint8_t *img, size_t size,
 		      const char **why)
 {
+	if (vmlinux_is_elf(img, size))
+		return vmlinux_load(&b->vm.mem, img, size, &b->zp, &b->ki, why);
 	return bzimage_load(&b->vm.mem, img, size, &b->zp, &b->ki, why);
 }
 
