@@ -16,7 +16,7 @@
 #define CLI_MAX_SHARES 8
 #define CLI_MAX_ID_MAPS 8
 
-enum cli_command { CLI_RUN, CLI_HELP, CLI_VERSION };
+enum cli_command { CLI_RUN, CLI_HELP, CLI_VERSION, CLI_KCONFIG };
 
 /* How the guest reaches the virtio-fs devices. */
 enum cli_transport { CLI_TRANSPORT_PCI, CLI_TRANSPORT_MMIO };
@@ -37,6 +37,8 @@ struct cli_id_map {
 struct fsvm_config {
 	enum cli_command command;
 	const char *kernel;       /* NULL: the default guest kernel */
+	const char *modules;      /* --modules: INSTALL_MOD_PATH of the kernel's modules */
+	const char *kconfig;      /* fsvm kconfig: the .config to check */
 	const char *initrd;       /* NULL: the default guest initramfs */
 	const char *cmdline;      /* appended to the kernel command line */
 	const char *root;         /* host folder that is the guest's / */

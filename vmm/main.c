@@ -3,6 +3,7 @@
 
 #include "vmm/cli.h"
 #include "vmm/core/log.h"
+#include "vmm/kconfig.h"
 #include "vmm/run.h"
 #include "vmm/core/vm.h"
 
@@ -22,6 +23,10 @@ int main(int argc, char **argv)
 	case CLI_VERSION:
 		printf("fsvm %s\n", FSVM_VERSION);
 		return 0;
+	case CLI_KCONFIG: {
+		int missing = kconfig_check(cfg.kconfig, stdout, stderr);
+		return missing < 0 ? EXIT_VMM_ERROR : missing > 0;
+	}
 	case CLI_RUN:
 		break;
 	}
