@@ -50,6 +50,26 @@ static void mount_basics(void)
 	}
 }
 
+/* The user's terminal size, as fsvm saw it, on the guest's console: a
+ * serial line has none, and full-screen programs need one. */
+static void set_size(int tty)
+{
+	char buf[32];
+	int fd = open("/" GUEST_SPEC_TTY, O_RDONLY);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	unsigned int rows, cols;
+	if (sscanf(buf, "%u %u", &rows, &cols) == 2 && rows && cols &&
+	    rows <= 0xffff && cols <= 0xffff) {
+		struct winsize ws = {.ws_row = (unsigned short)rows,
+				     .ws_col = (unsigned short)cols};
+		ioctl(tty, TIOCSWINSZ, &ws);
+	}
+}
+
 /* stdin/stdout on ttyS0, stderr on ttyS1. Non-interactive runs get raw
  * ttys (bytes pass unchanged) and an empty stdin. */
 static void setup_stdio(int interactive)
@@ -67,6 +87,8 @@ static void setup_stdio(int interactive)
 			}
 		}
 	}
+	if (interactive)
+		set_size(out);
 	int in = interactive ? out : open("/dev/null", O_RDONLY);
 	dup2(in, STDIN_FILENO);
 	dup2(out, STDOUT_FILENO);

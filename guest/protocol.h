@@ -8,7 +8,8 @@
 /* The command: each argument NUL-terminated, in order. Absent: a shell. */
 #define GUEST_SPEC_ARGV GUEST_SPEC_DIR "/argv"
 /* Present when the user's terminal is interactive: keep the guest tty
- * cooked; absent: raw, so output bytes pass unchanged. */
+ * cooked; absent: raw, so output bytes pass unchanged. Holds the
+ * terminal's size, "ROWS COLS" (empty if unknown). */
 #define GUEST_SPEC_TTY GUEST_SPEC_DIR "/tty"
 
 /* The shares to mount, as NUL-terminated fields, three per share:
@@ -23,6 +24,11 @@
 #define GUEST_SPEC_DAX GUEST_SPEC_DIR "/dax"
 /* The caller's working directory: the command starts there if it exists. */
 #define GUEST_SPEC_CWD GUEST_SPEC_DIR "/cwd"
+/* Modules of a --kernel of the user's own (kernel developers' mode), to
+ * load instead of the initramfs's: the files, and their names in load
+ * order, one a line. */
+#define GUEST_SPEC_MODULES GUEST_SPEC_DIR "/modules/"
+#define GUEST_SPEC_MODULES_ORDER GUEST_SPEC_MODULES "load-order"
 
 /* The exit device: I/O ports through which the guest init hands back its
  * command's exit status, and marks the steps of its boot (fsvm -v shows

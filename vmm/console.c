@@ -34,6 +34,8 @@ int console_init(struct console *con, struct vm *vm)
 	con->vm = vm;
 	con->stdin_fd = STDIN_FILENO;
 	con->interactive = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+	if (con->interactive && ioctl(STDOUT_FILENO, TIOCGWINSZ, &con->size) < 0)
+		con->size = (struct winsize){0};
 	serial_init(&con->out, STDOUT_FILENO, console_irq_com1, vm);
 	serial_init(&con->err, STDERR_FILENO, console_irq_com2, vm);
 	con->watch = (struct panic_watch){.vm = vm};

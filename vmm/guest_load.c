@@ -87,8 +87,13 @@ static int load_initrd(struct board *b, const struct fsvm_config *cfg,
 	const char *path = guest_file(cfg->initrd, "initramfs.cpio", buf,
 				      sizeof(buf));
 	struct cpio_buf spec = {0};
-	if (run_spec_build(job, &spec))
-		return log_setup_error("initrd", "out of memory", -ENOMEM);
+	int err = run_spec_build(job, &spec);
+	if (err) {
+		cpio_free(&spec);
+		/* A module that cannot be read was named already. */
+		return err == -ENOMEM ? log_setup_error("initrd", "out of memory", err)
+				      : -1;
+	}
 
 	struct stat st;
 	int fd = open_boot_file(path, &st);
@@ -100,7 +105,7 @@ static int load_initrd(struct board *b, const struct fsvm_config *cfg,
 	uint64_t spec_at = (file_len + 3) & ~3ULL;
 	uint64_t gpa;
 	const char *why = NULL;
-	int err = board_place_initrd(b, spec_at + spec.len, &gpa, &why);
+	err = board_place_initrd(b, spec_at + spec.len, &gpa, &why);
 	if (err) {
 		close(fd);
 		cpio_free(&spec);

@@ -20,6 +20,7 @@
 #include "vmm/core/vcpu.h"
 #include "vmm/guest_load.h"
 #include "vmm/identity.h"
+#include "vmm/kernel_modules.h"
 #include "vmm/seccomp.h"
 #include "vmm/shares.h"
 #include "vmm/x86/board.h"
@@ -32,6 +33,9 @@ struct run {
 	struct shares shares;
 	struct machine machine;
 	struct identity identity;
+	struct kernel_modules modules;
+	struct fsvm_config cfg_copy; /* cfg, with the modules' share added */
+	char modules_guest[PATH_MAX];
 	char cwd[PATH_MAX];
 	int signal_fd;
 };
@@ -193,11 +197,41 @@ static struct run_spec guest_job(struct run *r)
 		.argv = r->cfg->guest_argv,
 		.argc = r->cfg->guest_argc,
 		.interactive = r->con.interactive,
+		.rows = r->con.size.ws_row,
+		.cols = r->con.size.ws_col,
 		.dax = r->shares.dax_size != 0,
 		.cwd = r->cwd[0] ? r->cwd : NULL,
 		.mounts = r->shares.mounts,
 		.nr_mounts = r->shares.nr,
+		.modules = &r->modules,
 	};
+}
+
+/* Kernel developers' mode: the modules of a --kernel, and an installed
+ * tree shared read-only where the guest's modprobe looks. Under the
+ * default overlay root only: the mount point is made in the guest's
+ * throwaway layer, never on the host. */
+static int find_modules(struct run *r, const struct fsvm_config **cfg)
+{
+	if (kernel_modules_find(*cfg, &r->modules))
+		return -1;
+	r->cfg_copy = **cfg;
+	struct fsvm_config *c = &r->cfg_copy;
+	if (r->modules.installed && r->modules.version[0] && !c->rw_root &&
+	    c->nr_shares < CLI_MAX_SHARES) {
+		snprintf(r->modules_guest, sizeof(r->modules_guest),
+			 "/lib/modules/%s", r->modules.version);
+		c->shares[c->nr_shares++] = (struct cli_share){
+			.host = r->modules.root,
+			.guest = r->modules_guest,
+			.readonly = true};
+	}
+	if (r->modules.root[0])
+		log_info("kernel modules from %s: %u to load", r->modules.root,
+			 r->modules.nr);
+	*cfg = c;
+	r->cfg = c;
+	return 0;
 }
 
 /* Set-up failed: says why in one line. */
@@ -230,7 +264,7 @@ int fsvm_run(const struct fsvm_config *cfg)
 		return fail("machine", why, err);
 	if ((err = console_init(&r->con, vm)))
 		return fail("console", "cannot set up", err);
-	if (shares_plan(&r->shares, cfg))
+	if (find_modules(r, &cfg) || shares_plan(&r->shares, cfg))
 		return EXIT_VMM_ERROR;
 	r->machine = (struct machine){.vm = vm,
 				      .virtio = &r->board.virtio,
