@@ -17,7 +17,7 @@ cp "$TOP/build/guest/init" "$TMP/bare/init"
 (cd "$TMP/bare" && find . | cpio -o -H newc --owner 0:0 --quiet) >"$TMP/bare.cpio"
 chmod 644 "$TMP/bare.cpio"
 
-check='grep -o "^virtiofs\|^fuse\|^virtio_pci \|^overlay" /proc/modules | sort | tr "\n" " "
+check='awk "{ print \$1 }" /proc/modules | grep -x -e virtiofs -e fuse -e virtio_pci -e overlay | LC_ALL=C sort | tr "\n" " "
 echo; uname -r; test -f /lib/modules/$(uname -r)/modules.dep && echo tree-shared
 modprobe -n -v loop >/dev/null && echo modprobe-finds-loop'
 for kernel in vmlinuz vmlinux; do
