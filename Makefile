@@ -116,6 +116,11 @@ $(BUILD)/tests-tsan/%: tests/unit/%.c $(BUILD)/libfsvm-tsan.a
 $(GUEST)/kernel/vmlinuz:
 	tools/fetch-kernel $(GUEST)/kernel
 
+# The same kernel uncompressed: fsvm boots it straight into startup_64, so the
+# guest neither decompresses nor relocates itself (seconds in the lab).
+$(GUEST)/kernel/vmlinux: $(GUEST)/kernel/vmlinuz tools/extract-vmlinux
+	tools/extract-vmlinux $< $@
+
 $(GUEST)/init: $(wildcard guest/*.c guest/*.h)
 	@mkdir -p $(dir $@)
 	@echo "guest: building the guest init $@ (static, from guest/*.c)"
@@ -125,7 +130,7 @@ $(GUEST)/init: $(wildcard guest/*.c guest/*.h)
 $(GUEST)/initramfs.cpio: $(GUEST)/init guest/mkinitramfs tools/kernel-modules $(GUEST)/kernel/vmlinuz
 	guest/mkinitramfs $@ $(GUEST)/init $(GUEST)/kernel
 
-guest: $(GUEST)/kernel/vmlinuz $(GUEST)/initramfs.cpio
+guest: $(GUEST)/kernel/vmlinux $(GUEST)/initramfs.cpio
 
 # Every test binary runs, then the failures (if any) fail the target. A
 # TSan report stops its test binary with a failure.

@@ -1,26 +1,32 @@
-/* Exit device: guest-reported exit status and the user-space-reached mark. */
+/* Exit device: guest-reported exit status and boot marks. */
 #include "devices/exit_dev.h"
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "devices/device.h"
 #include "vmm/core/log.h"
+#include "vmm/core/timeline.h"
 
 void exit_dev_io(void *opaque, uint64_t offset, bool is_write, uint8_t *data,
 		 unsigned int size)
 {
 	struct exit_dev *dev = opaque;
-	(void)size;
 
 	if (!is_write) {
-		data[0] = 0;
+		memset(data, 0, size);
 		return;
 	}
 	if (offset == EXIT_DEV_REG_STATUS && dev->on_exit)
 		dev->on_exit(dev->opaque, data[0]);
 	else if (offset == EXIT_DEV_REG_MARK && dev->on_mark)
-		dev->on_mark(dev->opaque);
+		dev->on_mark(dev->opaque, data[0], atomic_load(&dev->clock_us));
+	else if (offset == EXIT_DEV_REG_CLOCK && size == 4) {
+		uint32_t v;
+		memcpy(&v, data, sizeof(v));
+		atomic_store(&dev->clock_us, v);
+	}
 }
 
 static void on_guest_exit(void *opaque, uint8_t status)
@@ -28,11 +34,38 @@ static void on_guest_exit(void *opaque, uint8_t status)
 	vm_stop(opaque, status, NULL);
 }
 
-static void on_guest_mark(void *opaque)
+static void on_guest_mark(void *opaque, uint8_t mark, uint32_t clock_us)
 {
 	struct vm *vm = opaque;
-	atomic_store(&vm->command_started, true);
-	log_info("guest user space started at %.1f ms", vm_elapsed_ms(vm));
+	struct timeline *tl = &vm->timeline;
+	switch (mark) {
+	case GUEST_MARK_COMMAND:
+		atomic_store(&vm->command_started, true);
+		timeline_mark(tl, TL_COMMAND_START);
+		log_info("guest user space started at %.1f ms",
+			 vm_elapsed_ms(vm));
+		break;
+	case GUEST_MARK_INIT:
+		/* The guest's clock started with its kernel: so many
+		 * microseconds before now (if the guest tells the truth;
+		 * timeline_mark_at() refuses a time before launch). */
+		if (clock_us)
+			timeline_mark_at(tl, TL_KERNEL_ENTRY,
+					 timeline_now_us(tl) - clock_us);
+		timeline_mark(tl, TL_INIT_START);
+		break;
+	case GUEST_MARK_MODULES:
+		timeline_mark(tl, TL_MODULES_LOADED);
+		break;
+	case GUEST_MARK_ROOT:
+		timeline_mark(tl, TL_ROOT_MOUNTED);
+		break;
+	case GUEST_MARK_COMMAND_EXIT:
+		timeline_mark(tl, TL_COMMAND_EXIT);
+		break;
+	default:
+		break; /* not ours to know: ignored */
+	}
 }
 
 static int exit_dev_add(struct machine *m)

@@ -1,8 +1,9 @@
-/* The exit device: one I/O port through which the guest init hands back
- * its command's exit status, and marks the moment user space started. */
+/* The exit device: I/O ports through which the guest init hands back its
+ * command's exit status and marks the steps of its boot. */
 #ifndef FSVM_EXIT_DEV_H
 #define FSVM_EXIT_DEV_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -10,8 +11,11 @@
 
 struct exit_dev {
 	void (*on_exit)(void *opaque, uint8_t status);
-	void (*on_mark)(void *opaque);
+	/* mark: the byte the guest wrote (any value: the guest is hostile);
+	 * clock_us: the last EXIT_DEV_REG_CLOCK it wrote, 0 if none. */
+	void (*on_mark)(void *opaque, uint8_t mark, uint32_t clock_us);
 	void *opaque;
+	atomic_uint clock_us;
 };
 
 void exit_dev_io(void *opaque, uint64_t offset, bool is_write, uint8_t *data,

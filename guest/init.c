@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "guest/mounts.h"
@@ -50,6 +51,26 @@ static void mount_basics(void)
 	}
 }
 
+/* The user's terminal size, as fsvm saw it, on the guest's console: a
+ * serial line has none, and full-screen programs need one. */
+static void set_size(int tty)
+{
+	char buf[32];
+	int fd = open("/" GUEST_SPEC_TTY, O_RDONLY);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	unsigned int rows, cols;
+	if (sscanf(buf, "%u %u", &rows, &cols) == 2 && rows && cols &&
+	    rows <= 0xffff && cols <= 0xffff) {
+		struct winsize ws = {.ws_row = (unsigned short)rows,
+				     .ws_col = (unsigned short)cols};
+		ioctl(tty, TIOCSWINSZ, &ws);
+	}
+}
+
 /* stdin/stdout on ttyS0, stderr on ttyS1. Non-interactive runs get raw
  * ttys (bytes pass unchanged) and an empty stdin. */
 static void setup_stdio(int interactive)
@@ -67,6 +88,8 @@ static void setup_stdio(int interactive)
 			}
 		}
 	}
+	if (interactive)
+		set_size(out);
 	int in = interactive ? out : open("/dev/null", O_RDONLY);
 	dup2(in, STDIN_FILENO);
 	dup2(out, STDOUT_FILENO);
@@ -161,10 +184,31 @@ static void become(const struct run_as *as)
 	}
 }
 
+static int have_port; /* the exit device's ports are ours (ioperm) */
+
+/* A step of the boot, for fsvm -v's timeline. */
+static void mark(unsigned char step)
+{
+	if (have_port)
+		outb(step, EXIT_DEV_PORT + EXIT_DEV_REG_MARK);
+}
+
+/* The first mark also says how long the kernel has been running, so fsvm
+ * can tell the time before the kernel's clock started from the rest. */
+static void mark_init(void)
+{
+	have_port = ioperm(EXIT_DEV_PORT, EXIT_DEV_LEN, 1) == 0;
+	struct timespec now;
+	if (have_port && clock_gettime(CLOCK_MONOTONIC, &now) == 0)
+		outl((unsigned int)(now.tv_sec * 1000000 + now.tv_nsec / 1000),
+		     EXIT_DEV_PORT + EXIT_DEV_REG_CLOCK);
+	mark(GUEST_MARK_INIT);
+}
+
 static void report(int status)
 {
 	sync();
-	if (ioperm(EXIT_DEV_PORT, EXIT_DEV_LEN, 1) == 0)
+	if (have_port)
 		outb((unsigned char)status, EXIT_DEV_PORT + EXIT_DEV_REG_STATUS);
 	/* Not under fsvm (or the port write did not stop us): reboot. */
 	reboot(RB_AUTOBOOT);
@@ -195,6 +239,7 @@ int main(void)
 	static char cwd[4096];
 	struct run_as as = {0};
 
+	mark_init();
 	mount_basics();
 	int interactive = access("/" GUEST_SPEC_TTY, F_OK) == 0;
 	setup_stdio(interactive);
@@ -216,8 +261,10 @@ int main(void)
 	}
 	apply_env();
 	load_modules();
+	mark(GUEST_MARK_MODULES);
 	if (mount_shares() < 0)
 		report(EXIT_SETUP_FAILED);
+	mark(GUEST_MARK_ROOT);
 	if (!cwd[0] || chdir(cwd) < 0) {
 		if (cwd_required) {
 			dprintf(STDERR_FILENO, "fsvm-init: --cwd %s: %s\n", cwd,
@@ -227,8 +274,7 @@ int main(void)
 		chdir("/");
 	}
 
-	if (ioperm(EXIT_DEV_PORT, EXIT_DEV_LEN, 1) == 0)
-		outb(1, EXIT_DEV_PORT + EXIT_DEV_REG_MARK);
+	mark(GUEST_MARK_COMMAND);
 
 	pid_t child = fork();
 	if (child == 0) {
@@ -243,6 +289,8 @@ int main(void)
 					       : strerror(errno));
 		_exit(code);
 	}
-	report(child < 0 ? EXIT_NOT_EXECUTABLE : wait_for(child));
+	int status = child < 0 ? EXIT_NOT_EXECUTABLE : wait_for(child);
+	mark(GUEST_MARK_COMMAND_EXIT);
+	report(status);
 	return 0;
 }

@@ -1,12 +1,14 @@
 /* Module loading, virtio-fs mounts, the overlay root and the root switch. */
 #include "guest/mounts.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/module.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -29,6 +31,29 @@ static int fail(const char *what, const char *path)
 	return -1;
 }
 
+/* The kernel lacks something: one line naming the option to build in. */
+static int missing(const char *what, const char *option)
+{
+	dprintf(STDERR_FILENO,
+		"fsvm-init: this kernel has no %s: build it with %s (fsvm kconfig lists what fsvm needs)\n",
+		what, option);
+	return -1;
+}
+
+/* The kernel found a virtio device: it has a transport for them. */
+static bool has_virtio_devices(void)
+{
+	DIR *d = opendir("/sys/bus/virtio/devices");
+	if (!d)
+		return false;
+	struct dirent *e;
+	bool found = false;
+	while (!found && (e = readdir(d)))
+		found = e->d_name[0] != '.';
+	closedir(d);
+	return found;
+}
+
 static char *read_file(const char *path, size_t *len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -47,19 +72,29 @@ static char *read_file(const char *path, size_t *len)
 
 void load_modules(void)
 {
+	/* A --kernel of the user's own brings its modules in the job;
+	 * otherwise the initramfs's go with the default kernel. */
+	const char *dir = "/" GUEST_SPEC_MODULES;
 	size_t len;
-	char *list = read_file(MODULES_LIST, &len);
+	char *list = read_file("/" GUEST_SPEC_MODULES_ORDER, &len);
+	if (!list) {
+		dir = MODULES_DIR;
+		list = read_file(MODULES_LIST, &len);
+	}
 	if (!list)
 		return;
 	for (char *name = strtok(list, "\n"); name; name = strtok(NULL, "\n")) {
 		char path[256];
-		snprintf(path, sizeof(path), MODULES_DIR "%s", name);
+		snprintf(path, sizeof(path), "%s%s", dir, name);
 		int fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
 			continue;
+		/* An installed tree may hold them compressed: the kernel
+		 * unpacks them if it can (CONFIG_MODULE_DECOMPRESS). */
+		int flags = strstr(name, ".ko.") ? MODULE_INIT_COMPRESSED_FILE : 0;
 		/* A kernel with the driver built in (or a different kernel)
 		 * refuses the module; the mount below says if it mattered. */
-		syscall(SYS_finit_module, fd, "", 0);
+		syscall(SYS_finit_module, fd, "", flags);
 		close(fd);
 	}
 	free(list);
@@ -108,11 +143,20 @@ static int mount_virtiofs(const char *tag, const char *target, bool readonly)
 	 * fsvm marks: those on ordinary host file systems. */
 	const char *opts = access("/" GUEST_SPEC_DAX, F_OK) == 0 ? "dax=inode"
 								  : NULL;
-	if (mount(tag, target, "virtiofs", readonly ? MS_RDONLY : 0, opts) < 0)
-		return fail("cannot mount virtio-fs share", tag);
-	if (!readonly)
-		lift_dirty_limit(target);
-	return 0;
+	if (mount(tag, target, "virtiofs", readonly ? MS_RDONLY : 0, opts) == 0) {
+		if (!readonly)
+			lift_dirty_limit(target);
+		return 0;
+	}
+	/* A kernel of the user's own (--kernel) may lack what fsvm needs:
+	 * name the option (`fsvm kconfig` checks a whole .config). */
+	if (errno == ENODEV)
+		return missing("virtiofs file system", "CONFIG_VIRTIO_FS (and CONFIG_FUSE_FS)");
+	if (errno == EINVAL && !strcmp(tag, GUEST_ROOT_TAG) &&
+	    !has_virtio_devices())
+		return missing("virtio bus",
+			       "CONFIG_VIRTIO_PCI (with --transport mmio: CONFIG_VIRTIO_MMIO and CONFIG_ACPI)");
+	return fail("cannot mount virtio-fs share", tag);
 }
 
 static int mount_root(const char *tag, const char *mode)
@@ -134,7 +178,9 @@ static int mount_root(const char *tag, const char *mode)
 	if (mount("overlay", NEW_ROOT, "overlay", 0,
 		  "lowerdir=" LOWER ",upperdir=" OVERLAY_RW
 		  "/upper,workdir=" OVERLAY_RW "/work") < 0)
-		return fail("cannot mount the overlay on", NEW_ROOT);
+		return errno == ENODEV
+			       ? missing("overlay file system", "CONFIG_OVERLAY_FS")
+			       : fail("cannot mount the overlay on", NEW_ROOT);
 	return 0;
 }
 

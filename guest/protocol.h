@@ -8,7 +8,8 @@
 /* The command: each argument NUL-terminated, in order. Absent: a shell. */
 #define GUEST_SPEC_ARGV GUEST_SPEC_DIR "/argv"
 /* Present when the user's terminal is interactive: keep the guest tty
- * cooked; absent: raw, so output bytes pass unchanged. */
+ * cooked; absent: raw, so output bytes pass unchanged. Holds the
+ * terminal's size, "ROWS COLS" (empty if unknown). */
 #define GUEST_SPEC_TTY GUEST_SPEC_DIR "/tty"
 
 /* The shares to mount, as NUL-terminated fields, three per share:
@@ -32,13 +33,30 @@
 /* Present with --user: the command's ids and home, as NUL-terminated
  * fields: uid, gid (decimal), home folder, user name. */
 #define GUEST_SPEC_USER GUEST_SPEC_DIR "/user"
+/* Modules of a --kernel of the user's own (kernel developers' mode), to
+ * load instead of the initramfs's: the files, and their names in load
+ * order, one a line. */
+#define GUEST_SPEC_MODULES GUEST_SPEC_DIR "/modules/"
+#define GUEST_SPEC_MODULES_ORDER GUEST_SPEC_MODULES "load-order"
 
 /* The exit device: I/O ports through which the guest init hands back its
- * command's exit status, and marks the moment user space started. */
+ * command's exit status, and marks the steps of its boot (fsvm -v shows
+ * them on its timeline). */
 #define EXIT_DEV_PORT 0xf4
-#define EXIT_DEV_LEN 2
+#define EXIT_DEV_LEN 8
 #define EXIT_DEV_REG_STATUS 0 /* byte write: exit status, ends the VM */
-#define EXIT_DEV_REG_MARK 1   /* byte write: init reached user space */
+#define EXIT_DEV_REG_MARK 1   /* byte write: a GUEST_MARK_* */
+/* 32-bit write: the guest's CLOCK_MONOTONIC in microseconds, sent just
+ * before GUEST_MARK_INIT: fsvm reckons when the kernel's clock started. */
+#define EXIT_DEV_REG_CLOCK 4
+
+/* The steps the init marks. GUEST_MARK_COMMAND also tells fsvm that from
+ * now on only the exit device gives the VM a status. */
+#define GUEST_MARK_COMMAND 1      /* starting the command */
+#define GUEST_MARK_INIT 2         /* init is running */
+#define GUEST_MARK_MODULES 3      /* modules loaded */
+#define GUEST_MARK_ROOT 4         /* the root share is mounted */
+#define GUEST_MARK_COMMAND_EXIT 5 /* the command ended */
 
 /* Console devices: the command's stdin/stdout, and its stderr (which also
  * carries kernel messages). */

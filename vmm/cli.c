@@ -16,16 +16,23 @@
 
 const char cli_usage[] =
 	"usage: fsvm run [OPTIONS] [--] [CMD [ARGS...]]\n"
+	"       fsvm kconfig [.config]\n"
 	"       fsvm --help | --version\n"
 	"\n"
-	"Boots a Linux guest under KVM, runs CMD in it and exits with CMD's status.\n"
+	"Boots a Linux guest under KVM, runs CMD in it and exits with CMD's status;\n"
+	"without CMD, an interactive shell. `fsvm kconfig` checks a kernel's .config\n"
+	"(default ./.config) for what fsvm needs and prints the missing options as a\n"
+	"fragment to merge (exit 1 when some are missing).\n"
 	"\n"
 	"options for run:\n"
 	"  --config FILE      read options from a JSON file: an object whose keys are\n"
 	"                     these options' long names (\"cpus\": 2, \"share\": [...],\n"
 	"                     \"verbose\": true) and \"command\": [CMD, ARGS...]; flags\n"
 	"                     given as well override it (lists add to it)\n"
-	"  --kernel PATH      bzImage to boot (default: the bundled Debian kernel)\n"
+	"  --kernel PATH      bzImage or ELF vmlinux to boot (default: the bundled\n"
+	"                     Debian kernel); from a build tree, its modules come along\n"
+	"  --modules DIR      the kernel's modules, as `make modules_install\n"
+	"                     INSTALL_MOD_PATH=DIR` left them (DIR/lib/modules/VERSION)\n"
 	"  --initrd PATH      initramfs to load (default: the bundled fsvm init)\n"
 	"  --cpus N           virtual CPUs, 1-64 (default: half the host's CPUs, 1 to 8)\n"
 	"  --mem SIZE         guest RAM, e.g. 512M, 2G; plain numbers are MiB (default:\n"
@@ -142,8 +149,8 @@ static int cli_error(char *err, size_t errlen, const char *fmt,
 	return -EINVAL;
 }
 
-enum { OPT_KERNEL = 256, OPT_INITRD, OPT_CPUS, OPT_MEM, OPT_APPEND,
-       OPT_CMDLINE,
+enum { OPT_KERNEL = 256, OPT_MODULES, OPT_INITRD, OPT_CPUS, OPT_MEM,
+       OPT_APPEND, OPT_CMDLINE,
        OPT_TIMEOUT, OPT_SETUP_ONLY, OPT_ROOT, OPT_RW_ROOT, OPT_SHARE,
        OPT_RODIR, OPT_RWDIR, OPT_CACHE, OPT_DAX, OPT_TRANSPORT, OPT_UID_MAP,
        OPT_GID_MAP, OPT_HOST_ROOT, OPT_NO_SECCOMP, OPT_CWD, OPT_ENV,
@@ -154,6 +161,7 @@ enum { OPT_KERNEL = 256, OPT_INITRD, OPT_CPUS, OPT_MEM, OPT_APPEND,
 static const struct option run_options[] = {
 	{"config", required_argument, NULL, OPT_CONFIG},
 	{"kernel", required_argument, NULL, OPT_KERNEL},
+	{"modules", required_argument, NULL, OPT_MODULES},
 	{"initrd", required_argument, NULL, OPT_INITRD},
 	{"cpus", required_argument, NULL, OPT_CPUS},
 	{"mem", required_argument, NULL, OPT_MEM},
@@ -439,6 +447,9 @@ static int parse_run_option(int opt, char *arg, struct fsvm_config *cfg,
 	case OPT_KERNEL:
 		cfg->kernel = arg;
 		return 0;
+	case OPT_MODULES:
+		cfg->modules = arg;
+		return 0;
 	case OPT_INITRD:
 		cfg->initrd = arg;
 		return 0;
@@ -585,6 +596,14 @@ int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 	}
 	if (!strcmp(sub, "--version") || !strcmp(sub, "version")) {
 		cfg->command = CLI_VERSION;
+		return 0;
+	}
+	if (!strcmp(sub, "kconfig")) {
+		if (argc > 3)
+			return cli_error(err, errlen, "%s",
+					 "kconfig: one .config at most (usage: fsvm kconfig [.config])");
+		cfg->command = CLI_KCONFIG;
+		cfg->kconfig = argc == 3 ? argv[2] : ".config";
 		return 0;
 	}
 	if (strcmp(sub, "run"))

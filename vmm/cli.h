@@ -16,7 +16,7 @@
 #define CLI_MAX_ENV 256
 #define CLI_CMDLINE_MAX 2048 /* the x86 kernel's COMMAND_LINE_SIZE */
 
-enum cli_command { CLI_RUN, CLI_HELP, CLI_VERSION };
+enum cli_command { CLI_RUN, CLI_HELP, CLI_VERSION, CLI_KCONFIG };
 
 /* How the guest reaches the virtio-fs devices. */
 enum cli_transport { CLI_TRANSPORT_PCI, CLI_TRANSPORT_MMIO };
@@ -37,6 +37,8 @@ struct cli_id_map {
 struct fsvm_config {
 	enum cli_command command;
 	const char *kernel;       /* NULL: the default guest kernel */
+	const char *modules;      /* --modules: INSTALL_MOD_PATH of the kernel's modules */
+	const char *kconfig;      /* fsvm kconfig: the .config to check */
 	const char *initrd;       /* NULL: the default guest initramfs */
 	const char *cmdline;      /* appended to the kernel command line */
 	char cmdline_buf[CLI_CMDLINE_MAX]; /* --append values, joined */

@@ -20,16 +20,27 @@ static void console_irq_com2(void *opaque, bool level)
 	irq_set_line(opaque, SERIAL_COM2_IRQ, level);
 }
 
+/* COM2 carries the kernel console: its first byte is a boot mark, and
+ * every byte goes past the panic watch. */
+static void console_err_byte(void *opaque, uint8_t byte)
+{
+	struct console *con = opaque;
+	timeline_mark(&con->vm->timeline, TL_FIRST_CONSOLE);
+	panic_watch_byte(&con->watch, byte);
+}
+
 int console_init(struct console *con, struct vm *vm)
 {
 	con->vm = vm;
 	con->stdin_fd = STDIN_FILENO;
 	con->interactive = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+	if (con->interactive && ioctl(STDOUT_FILENO, TIOCGWINSZ, &con->size) < 0)
+		con->size = (struct winsize){0};
 	serial_init(&con->out, STDOUT_FILENO, console_irq_com1, vm);
 	serial_init(&con->err, STDERR_FILENO, console_irq_com2, vm);
 	con->watch = (struct panic_watch){.vm = vm};
-	con->err.on_tx = panic_watch_byte;
-	con->err.tx_opaque = &con->watch;
+	con->err.on_tx = console_err_byte;
+	con->err.tx_opaque = con;
 	int err = io_bus_register(&vm->pio, SERIAL_COM1_BASE, SERIAL_NR_PORTS,
 				  serial_io, &con->out);
 	if (!err)

@@ -5,6 +5,7 @@
 #define FSVM_CONSOLE_H
 
 #include <stdbool.h>
+#include <sys/ioctl.h>
 #include <termios.h>
 
 #include "devices/serial.h"
@@ -18,6 +19,7 @@ struct console {
 	struct serial err;  /* COM2: stderr, kernel console */
 	struct panic_watch watch; /* on COM2 */
 	bool interactive;
+	struct winsize size; /* the terminal's, when interactive */
 	bool raw;
 	struct termios saved;
 	int stdin_fd;

@@ -85,8 +85,12 @@ static int open_boot_file(const char *path, struct stat *st)
 static int load_kernel(struct board *b, const struct fsvm_config *cfg)
 {
 	char buf[4096];
-	const char *path = guest_file(cfg->kernel, "kernel/vmlinuz", buf,
+	/* The default guest's kernel uncompressed if it was extracted (make
+	 * guest), else as Debian ships it. */
+	const char *path = guest_file(cfg->kernel, "kernel/vmlinux", buf,
 				      sizeof(buf));
+	if (!cfg->kernel && access(path, F_OK) != 0)
+		path = guest_file(NULL, "kernel/vmlinuz", buf, sizeof(buf));
 	struct stat st;
 	int fd = open_boot_file(path, &st);
 	if (fd == -ENOENT && !cfg->kernel)
@@ -130,8 +134,13 @@ static int load_initrd(struct board *b, const struct fsvm_config *cfg,
 	const char *path = guest_file(cfg->initrd, "initramfs.cpio", buf,
 				      sizeof(buf));
 	struct cpio_buf spec = {0};
-	if (run_spec_build(job, &spec))
-		return log_setup_error("initrd", "out of memory", -ENOMEM);
+	int err = run_spec_build(job, &spec);
+	if (err) {
+		cpio_free(&spec);
+		/* A module that cannot be read was named already. */
+		return err == -ENOMEM ? log_setup_error("initrd", "out of memory", err)
+				      : -1;
+	}
 
 	struct stat st;
 	int fd = open_boot_file(path, &st);
@@ -145,7 +154,7 @@ static int load_initrd(struct board *b, const struct fsvm_config *cfg,
 	uint64_t spec_at = (file_len + 3) & ~3ULL;
 	uint64_t gpa;
 	const char *why = NULL;
-	int err = board_place_initrd(b, spec_at + spec.len, &gpa, &why);
+	err = board_place_initrd(b, spec_at + spec.len, &gpa, &why);
 	if (err) {
 		close(fd);
 		cpio_free(&spec);

@@ -6,6 +6,7 @@
 
 #include "vmm/cli.h"
 #include "vmm/core/log.h"
+#include "vmm/kconfig.h"
 #include "vmm/core/vm.h"
 #include "vmm/guest_load.h"
 #include "vmm/run.h"
@@ -49,6 +50,10 @@ int main(int argc, char **argv)
 	case CLI_VERSION:
 		print_version();
 		return 0;
+	case CLI_KCONFIG: {
+		int missing = kconfig_check(cfg.kconfig, stdout, stderr);
+		return missing < 0 ? EXIT_VMM_ERROR : missing > 0;
+	}
 	case CLI_RUN:
 		break;
 	}

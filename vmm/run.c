@@ -20,6 +20,7 @@
 #include "vmm/core/vcpu.h"
 #include "vmm/guest_load.h"
 #include "vmm/identity.h"
+#include "vmm/kernel_modules.h"
 #include "vmm/seccomp.h"
 #include "vmm/shares.h"
 #include "vmm/x86/board.h"
@@ -32,6 +33,9 @@ struct run {
 	struct shares shares;
 	struct machine machine;
 	struct identity identity;
+	struct kernel_modules modules;
+	struct fsvm_config cfg_copy; /* cfg, with the modules' share added */
+	char modules_guest[PATH_MAX];
 	char cwd[PATH_MAX];
 	int signal_fd;
 	struct run_summary *sum;
@@ -150,8 +154,7 @@ static int run_loop(struct run *r)
 		return EXIT_VMM_ERROR;
 	}
 
-	summary_event(r->sum, "first-kvm-run", vm_elapsed_ms(vm));
-	log_info("set-up done, first KVM_RUN at %.1f ms", vm_elapsed_ms(vm));
+	timeline_mark(&vm->timeline, TL_SETUP_DONE);
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
 		if (vcpu_start(&vm->vcpus[i]))
 			vm_stop(vm, EXIT_VMM_ERROR, "cannot start vCPU %u", i);
@@ -164,8 +167,9 @@ static int run_loop(struct run *r)
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
 		vcpu_kick_and_join(&vm->vcpus[i]);
 	console_restore(&r->con);
-	summary_event(r->sum, "guest-stopped", vm_elapsed_ms(vm));
-	log_info("guest stopped at %.1f ms", vm_elapsed_ms(vm));
+	timeline_mark(&vm->timeline, TL_VMM_EXIT);
+	if (log_verbose)
+		timeline_print(&vm->timeline, stderr);
 	summary_end(r->sum, vm, &r->machine);
 	if (vm->stop_reason[0])
 		log_error("%s", vm->stop_reason);
@@ -195,6 +199,8 @@ static struct run_spec guest_job(struct run *r)
 		.argv = cfg->guest_argv,
 		.argc = cfg->guest_argc,
 		.interactive = r->con.interactive,
+		.rows = r->con.size.ws_row,
+		.cols = r->con.size.ws_col,
 		.dax = r->shares.dax_size != 0,
 		.cwd = cfg->cwd ? cfg->cwd : r->cwd[0] ? r->cwd : NULL,
 		.cwd_required = cfg->cwd != NULL,
@@ -205,10 +211,38 @@ static struct run_spec guest_job(struct run *r)
 		.gid = r->identity.gid[0].guest,
 		.mounts = r->shares.mounts,
 		.nr_mounts = r->shares.nr,
+		.modules = &r->modules,
 	};
 	if (cfg->user)
 		identity_user_home(&r->identity, &job.home, &job.name);
 	return job;
+}
+
+/* Kernel developers' mode: the modules of a --kernel, and an installed
+ * tree shared read-only where the guest's modprobe looks. Under the
+ * default overlay root only: the mount point is made in the guest's
+ * throwaway layer, never on the host. */
+static int find_modules(struct run *r, const struct fsvm_config **cfg)
+{
+	if (kernel_modules_find(*cfg, &r->modules))
+		return -1;
+	r->cfg_copy = **cfg;
+	struct fsvm_config *c = &r->cfg_copy;
+	if (r->modules.installed && r->modules.version[0] && !c->rw_root &&
+	    c->nr_shares < CLI_MAX_SHARES) {
+		snprintf(r->modules_guest, sizeof(r->modules_guest),
+			 "/lib/modules/%s", r->modules.version);
+		c->shares[c->nr_shares++] = (struct cli_share){
+			.host = r->modules.root,
+			.guest = r->modules_guest,
+			.readonly = true};
+	}
+	if (r->modules.root[0])
+		log_info("kernel modules from %s: %u to load", r->modules.root,
+			 r->modules.nr);
+	*cfg = c;
+	r->cfg = c;
+	return 0;
 }
 
 /* Set-up failed: says why in one line. */
@@ -242,7 +276,7 @@ int fsvm_run(const struct fsvm_config *cfg, struct run_summary *sum)
 		return fail("machine", why, err);
 	if ((err = console_init(&r->con, vm)))
 		return fail("console", "cannot set up", err);
-	if (shares_plan(&r->shares, cfg))
+	if (find_modules(r, &cfg) || shares_plan(&r->shares, cfg))
 		return EXIT_VMM_ERROR;
 	r->machine = (struct machine){.vm = vm,
 				      .virtio = &r->board.virtio,
@@ -262,7 +296,8 @@ int fsvm_run(const struct fsvm_config *cfg, struct run_summary *sum)
 	if ((err = identity_assume(&r->identity, &why)))
 		return fail("identity", why, err);
 	if (cfg->setup_only) {
-		summary_event(sum, "setup-done", vm_elapsed_ms(vm));
+		timeline_mark(&vm->timeline, TL_SETUP_DONE);
+		summary_timeline(sum, &vm->timeline);
 		sum->ended_by = "setup-only";
 		printf("fsvm: set-up done in %.2f ms (up to the first KVM_RUN)\n",
 		       vm_elapsed_ms(vm));

@@ -2,12 +2,15 @@
 #include "vmm/run_spec.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "guest/protocol.h"
+#include "vmm/core/log.h"
 
 /* Joins strings, each NUL-terminated, into one malloc'd buffer. */
 static char *pack(const char *const *strs, size_t n, size_t *len)
@@ -40,6 +43,52 @@ static int add_packed(struct cpio_buf *out, const char *name,
 	return err;
 }
 
+/* Reads a whole host file into the archive as name. */
+static int add_file(struct cpio_buf *out, const char *name, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	char *data = NULL;
+	int err = fstat(fd, &st) < 0 ? -errno : 0;
+	if (!err && !(data = malloc((size_t)st.st_size + 1)))
+		err = -ENOMEM;
+	size_t done = 0;
+	while (!err && done < (size_t)st.st_size) {
+		ssize_t n = read(fd, data + done, (size_t)st.st_size - done);
+		if (n <= 0)
+			err = n < 0 ? -errno : -EIO;
+		else
+			done += (size_t)n;
+	}
+	close(fd);
+	if (!err)
+		err = cpio_add(out, name, S_IFREG | 0644, data, done);
+	free(data);
+	return err;
+}
+
+static int add_modules(struct cpio_buf *out, const struct kernel_modules *km)
+{
+	int err = cpio_add(out, GUEST_SPEC_MODULES, S_IFDIR | 0755, NULL, 0);
+	size_t len = 0;
+	char order[KERNEL_MODULES_MAX * sizeof(km->name[0])];
+	for (unsigned int i = 0; !err && i < km->nr; i++) {
+		char name[sizeof(GUEST_SPEC_MODULES) + sizeof(km->name[0])];
+		snprintf(name, sizeof(name), GUEST_SPEC_MODULES "%s", km->name[i]);
+		err = add_file(out, name, km->path[i]);
+		if (err)
+			log_setup_error(km->path[i], "cannot read the module", err);
+		len += (size_t)snprintf(order + len, sizeof(order) - len, "%s\n",
+					km->name[i]);
+	}
+	if (!err)
+		err = cpio_add(out, GUEST_SPEC_MODULES_ORDER, S_IFREG | 0644,
+			       order, len);
+	return err;
+}
+
 int run_spec_build(const struct run_spec *spec, struct cpio_buf *out)
 {
 	int err = cpio_add(out, GUEST_SPEC_DIR, S_IFDIR | 0755, NULL, 0);
@@ -47,8 +96,14 @@ int run_spec_build(const struct run_spec *spec, struct cpio_buf *out)
 		err = add_packed(out, GUEST_SPEC_ARGV,
 				 (const char *const *)spec->argv,
 				 (size_t)spec->argc);
-	if (!err && spec->interactive)
-		err = cpio_add(out, GUEST_SPEC_TTY, S_IFREG | 0644, "1", 1);
+	if (!err && spec->interactive) {
+		char size[16] = "";
+		if (spec->rows && spec->cols)
+			snprintf(size, sizeof(size), "%u %u", spec->rows,
+				 spec->cols);
+		err = cpio_add(out, GUEST_SPEC_TTY, S_IFREG | 0644, size,
+			       strlen(size));
+	}
 	if (!err && spec->dax)
 		err = cpio_add(out, GUEST_SPEC_DAX, S_IFREG | 0644, "1", 1);
 	if (!err && spec->cwd)
@@ -79,6 +134,8 @@ int run_spec_build(const struct run_spec *spec, struct cpio_buf *out)
 				 3 * spec->nr_mounts);
 		free(fields);
 	}
+	if (!err && spec->modules && spec->modules->nr)
+		err = add_modules(out, spec->modules);
 	if (!err)
 		err = cpio_finish(out);
 	return err;

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "vmm/cpio.h"
+#include "vmm/kernel_modules.h"
 
 struct run_spec_mount {
 	const char *tag;
@@ -17,6 +18,7 @@ struct run_spec {
 	char *const *argv;
 	int argc;
 	bool interactive;
+	unsigned short rows, cols; /* the terminal's size; 0: unknown */
 	bool dax;
 	const char *cwd; /* NULL: none */
 	bool cwd_required; /* the user named it: fail without it */
@@ -28,8 +30,11 @@ struct run_spec {
 	const char *home, *name;
 	const struct run_spec_mount *mounts;
 	unsigned int nr_mounts;
+	const struct kernel_modules *modules; /* NULL or none: the initrd's */
 };
 
+/* Encodes spec as an archive (module files read from the host); 0, or a
+ * negative errno (a module file that cannot be read among them). */
 int run_spec_build(const struct run_spec *spec, struct cpio_buf *out);
 
 #endif

@@ -10,10 +10,10 @@
 #include "vmm/core/log.h"
 #include "vmm/core/vm.h"
 
-void summary_event(struct run_summary *s, const char *name, double ms)
+void summary_timeline(struct run_summary *s, const struct timeline *tl)
 {
-	if (s->nr_events < SUMMARY_MAX_EVENTS)
-		s->events[s->nr_events++] = (typeof(s->events[0])){name, ms};
+	for (int i = 0; i < TL_NR_MARKS; i++)
+		s->timeline_us[i] = atomic_load(&tl->us[i]);
 }
 
 /* -v: one line per device, "root requests: LOOKUP 3 OPEN 2 ...". */
@@ -38,6 +38,7 @@ void summary_end(struct run_summary *s, const struct vm *vm,
 		      : vm->exit_status == EXIT_TIMEOUT ? "timeout"
 		      : vm->exit_status > 128           ? "signal"
 							: "fsvm";
+	summary_timeline(s, &vm->timeline);
 	s->nr_devices = devices_report(m, s->devices, DEVICE_MAX_INSTANCES);
 	for (unsigned int i = 0; i < s->nr_devices; i++)
 		log_device(&s->devices[i]);
@@ -95,11 +96,13 @@ static struct json_object *to_json(const struct run_summary *s)
 	json_object_object_add(root, "exit", exit);
 
 	struct json_object *timeline = json_object_new_array();
-	for (unsigned int i = 0; i < s->nr_events; i++) {
+	for (int i = 0; i < TL_NR_MARKS; i++) {
+		if (s->timeline_us[i] < 0)
+			continue;
 		struct json_object *e = json_object_new_object();
 		json_object_object_add(e, "event",
-				       json_object_new_string(s->events[i].name));
-		json_object_object_add(e, "ms", ms_value(s->events[i].ms));
+				       json_object_new_string(timeline_key(i)));
+		json_object_object_add(e, "ms", ms_value((double)s->timeline_us[i] / 1e3));
 		json_object_array_add(timeline, e);
 	}
 	json_object_object_add(root, "timeline", timeline);
@@ -133,6 +136,8 @@ int summary_write_json(struct run_summary *s, int status,
 		s->status = status;
 		s->ended_by = "fsvm";
 		log_last_error(s->reason, sizeof(s->reason));
+		for (int i = 0; i < TL_NR_MARKS; i++)
+			s->timeline_us[i] = -1; /* no guest ran */
 	}
 	struct rusage ru;
 	s->peak_rss_bytes = getrusage(RUSAGE_SELF, &ru) ? -1

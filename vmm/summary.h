@@ -1,34 +1,30 @@
-/* What one run was, for -v and --json: how it ended, when set-up and the
- * guest finished, what each device saw, the VMM's peak memory. One struct,
- * so a richer boot timeline adds entries here and nowhere else. The
- * --json format is documented in docs/json.md. */
+/* What one run was, for -v and --json: how it ended, its boot timeline,
+ * what each device saw, the VMM's peak memory. The --json format is
+ * documented in docs/json.md. */
 #ifndef FSVM_SUMMARY_H
 #define FSVM_SUMMARY_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "devices/device.h"
 #include "vmm/cli.h"
-
-#define SUMMARY_MAX_EVENTS 16
+#include "vmm/core/timeline.h"
 
 struct run_summary {
 	int status;
 	const char *ended_by; /* NULL: fsvm_run has not said (set-up failed) */
 	char reason[256];     /* fsvm's line about the end; empty: none */
-	/* Boot timeline: named moments, milliseconds from fsvm's start. */
-	struct {
-		const char *name;
-		double ms;
-	} events[SUMMARY_MAX_EVENTS];
-	unsigned int nr_events;
+	/* The boot timeline's marks, microseconds from launch; -1: not
+	 * reached (vmm/core/timeline.h). */
+	int64_t timeline_us[TL_NR_MARKS];
 	struct device_report devices[DEVICE_MAX_INSTANCES];
 	unsigned int nr_devices;
 	long long peak_rss_bytes; /* -1: unknown */
 };
 
-/* Records a moment of the boot timeline. */
-void summary_event(struct run_summary *s, const char *name, double ms);
+/* Takes the boot timeline as it stands (set-up done, or the guest gone). */
+void summary_timeline(struct run_summary *s, const struct timeline *tl);
 
 /* The guest stopped: its status and reason, what the devices saw and the
  * peak memory; with -v, logs each device's counters. */

@@ -109,6 +109,28 @@ static void test_version(void **state)
 	expect_command(parse("version"), CLI_VERSION);
 }
 
+/* fsvm kconfig's one argument; run's --modules. */
+static void test_kconfig_and_modules(void **state)
+{
+	(void)state;
+	struct parsed *p;
+	p = parse("kconfig");
+	expect_ok(p);
+	assert_int_equal(p->cfg.command, CLI_KCONFIG);
+	assert_string_equal(p->cfg.kconfig, ".config");
+	done(p);
+	p = parse("kconfig", "/src/linux/.config");
+	expect_ok(p);
+	assert_string_equal(p->cfg.kconfig, "/src/linux/.config");
+	done(p);
+	expect_error(parse("kconfig", "a", "b"),
+		     "kconfig: one .config at most (usage: fsvm kconfig [.config])");
+	p = parse("run", "--kernel", "vmlinux", "--modules", "/tmp/mods", "--", "true");
+	expect_ok(p);
+	assert_string_equal(p->cfg.modules, "/tmp/mods");
+	done(p);
+}
+
 static void test_run_defaults(void **state)
 {
 	(void)state;
@@ -832,6 +854,7 @@ int main(void)
 		cmocka_unit_test(test_no_arguments),
 		cmocka_unit_test(test_help),
 		cmocka_unit_test(test_version),
+		cmocka_unit_test(test_kconfig_and_modules),
 		cmocka_unit_test(test_run_defaults),
 		cmocka_unit_test(test_run_every_option),
 		cmocka_unit_test(test_run_options_with_equals),

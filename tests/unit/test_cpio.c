@@ -144,7 +144,7 @@ static void test_spec_interactive_command(void **state)
 {
 	(void)state;
 	struct run_spec spec = {.argv = shell_argv, .argc = 3,
-				.interactive = true};
+				.interactive = true, .rows = 50, .cols = 132};
 	struct cpio_buf b;
 	struct archive a;
 	build_spec(&spec, &b, &a);
@@ -155,7 +155,7 @@ static void test_spec_interactive_command(void **state)
 	assert_int_equal(a.e[0].field[F_FILESIZE], 0);
 	expect_file(&a, "fsvm/argv", shell_argv_packed,
 		    sizeof(shell_argv_packed));
-	expect_file(&a, "fsvm/tty", "1", 1);
+	expect_file(&a, "fsvm/tty", "50 132", 6); /* the terminal's size */
 	/* Distinct inodes, or the kernel would hard-link the entries. */
 	assert_int_not_equal(a.e[0].field[F_INO], a.e[1].field[F_INO]);
 	assert_int_not_equal(a.e[1].field[F_INO], a.e[2].field[F_INO]);
@@ -170,6 +170,7 @@ static void test_spec_without_argv(void **state)
 	struct archive a;
 	build_spec(&spec, &b, &a);
 	expect_names(&a, (const char *const[]){"fsvm", "fsvm/tty"}, 2);
+	expect_file(&a, "fsvm/tty", "", 0); /* size unknown */
 	cpio_free(&b);
 }
 
@@ -264,7 +265,7 @@ static void test_spec_accepted_by_cpio_tool(void **state)
 {
 	(void)state;
 	struct run_spec spec = {.argv = shell_argv, .argc = 3,
-				.interactive = true};
+				.interactive = true, .rows = 50, .cols = 132};
 	struct cpio_buf b = {0};
 	assert_int_equal(run_spec_build(&spec, &b), 0);
 	char out[256];

@@ -54,8 +54,10 @@ static void test_command_status(void **state)
 	(void)state;
 	static struct run_summary s;
 	s = (struct run_summary){.status = 3, .ended_by = "command"};
-	summary_event(&s, "first-kvm-run", 12.34);
-	summary_event(&s, "guest-stopped", 1000.06);
+	for (int i = 0; i < TL_NR_MARKS; i++)
+		s.timeline_us[i] = -1;
+	s.timeline_us[TL_FIRST_RUN] = 12340;
+	s.timeline_us[TL_VMM_EXIT] = 1000060;
 	s.devices[0] = (struct device_report){.type = "virtio-fs",
 					      .name = "root",
 					      .what = "requests",
@@ -79,6 +81,7 @@ static void test_command_status(void **state)
 	assert_string_equal(json_object_get_string(at(e, "event")), "first-kvm-run");
 	assert_true(json_object_get_double(at(e, "ms")) == 12.3);
 	e = json_object_array_get_idx(t, 1);
+	assert_string_equal(json_object_get_string(at(e, "event")), "vmm-exit");
 	assert_true(json_object_get_double(at(e, "ms")) == 1000.1);
 	struct json_object *d = json_object_array_get_idx(at(j, "devices"), 0);
 	assert_string_equal(json_object_get_string(at(d, "name")), "root");

@@ -133,6 +133,8 @@ static void *vcpu_thread(void *arg)
 	sigaddset(&kick, SIG_VCPU_KICK);
 	pthread_sigmask(SIG_UNBLOCK, &kick, NULL);
 
+	if (vcpu->id == 0)
+		timeline_mark(&vm->timeline, TL_FIRST_RUN);
 	while (!atomic_load(&vm->stopping)) {
 		if (ioctl(vcpu->fd, KVM_RUN, 0) < 0) {
 			if (errno == EINTR) {

@@ -11,6 +11,7 @@
 
 #include "vmm/core/guest_mem.h"
 #include "vmm/core/io_bus.h"
+#include "vmm/core/timeline.h"
 
 /* Exit statuses of `fsvm run` beyond the guest command's own. */
 #define EXIT_TIMEOUT 124
@@ -44,6 +45,7 @@ struct vm {
 	int stop_eventfd;      /* readable once the VM has stopped */
 
 	struct timespec launched; /* process start, for boot timings */
+	struct timeline timeline; /* its steps, from launched (-v) */
 	/* The kernel's panic line, as the console showed it (panic_watch). */
 	char panic_line[160];
 	bool panic_seen;

@@ -30,7 +30,7 @@ struct board {
 int board_create(struct board *b, uint64_t mem, unsigned int cpus, bool mmio,
 		 const char **why);
 
-/* Copies a bzImage's kernel into RAM. */
+/* Copies a kernel into RAM: a bzImage's, or an ELF vmlinux's segments. */
 int board_load_kernel(struct board *b, const uint8_t *img, size_t size,
 		      const char **why);
 

@@ -1,0 +1,69 @@
+#!/bin/sh
+# `fsvm run` with no command on a terminal: an interactive shell. Driven
+# through a pseudo-terminal: the size reaches the guest, Ctrl-C interrupts
+# the guest's job (not fsvm), `exit` ends the run with the shell's status,
+# and the terminal's modes are as they were before.
+. "$(dirname "$0")/lib.sh"
+
+cat >"$TMP/drive.py" <<'PY'
+import fcntl, os, pty, re, select, struct, subprocess, sys, termios, time
+
+fsvm = sys.argv[1:]
+master, slave = pty.openpty()
+fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 37, 101, 0, 0))
+before = termios.tcgetattr(slave)
+err = open(os.environ["TMP"] + "/stderr", "wb")
+proc = subprocess.Popen(fsvm, stdin=slave, stdout=slave, stderr=err,
+                        start_new_session=True)
+seen = b""
+
+def wait_for(pattern, timeout):
+    global seen
+    end = time.time() + timeout
+    while time.time() < end:
+        m = re.search(pattern, seen)
+        if m:
+            seen = seen[m.end():]
+            return True
+        r, _, _ = select.select([master], [], [], 1)
+        if r:
+            try:
+                seen += os.read(master, 4096)
+            except OSError:
+                break
+    print("TIMEOUT waiting for %r; last output: %r" % (pattern, seen[-300:]))
+    return False
+
+def send(text):
+    os.write(master, text)
+
+ok = True
+ok &= wait_for(rb"[#$] ", 600)                 # the shell's prompt
+send(b"echo $((6*7))\r")
+ok &= wait_for(rb"\n42\r?\n", 60)
+send(b"stty size\r")
+ok &= wait_for(rb"\n37 101\r?\n", 60)
+send(b"sleep 600\r")
+time.sleep(3)
+send(b"\x03")                                     # Ctrl-C: the guest's
+send(b"echo interrupted-$((2*2))\r")
+ok &= wait_for(rb"interrupted-4\r?\n", 60)       # not 600 s later
+send(b"exit 3\r")
+try:
+    status = proc.wait(120)
+except subprocess.TimeoutExpired:
+    proc.kill()
+    status = "hung"
+print("status", status)
+after = termios.tcgetattr(slave)
+print("modes restored", after == before)
+print("ok", bool(ok))
+PY
+
+TMP=$TMP python3 "$TMP/drive.py" "$FSVM" run --timeout 900 >"$TMP/result" 2>&1
+result=$(cat "$TMP/result")
+expect_match "shell answered" "^ok True$" "$(grep '^ok ' "$TMP/result")"
+expect_eq "exit status" "status 3" "$(grep '^status ' "$TMP/result")"
+expect_eq "terminal restored" "modes restored True" "$(grep '^modes ' "$TMP/result")"
+[ $failures -eq 0 ] || { echo "$result" >&2; tail -n 20 "$TMP/stderr" >&2; }
+finish
