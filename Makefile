@@ -81,18 +81,23 @@ $(BUILD)/tests-tsan/%: tests/unit/%.c $(BUILD)/libfsvm-tsan.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(TSAN) -o $@ $(filter %.c %.a,$^) $(LDLIBS) -lcmocka
 
-# The default guest: Debian's stock kernel (fetched, never installed) and our initramfs.
-$(GUEST)/kernel/vmlinuz:
-	tools/fetch-kernel $(GUEST)/kernel
+# The guests: Debian's stock kernels (fetched, never installed), each with
+# our initramfs holding its own modules, side by side in $(GUEST)/SERIES/
+# (--guest-kernel SERIES picks one).
+GUEST_KERNELS := 6.1 6.12
+GUEST_FILES := $(foreach k,$(GUEST_KERNELS),$(GUEST)/$(k)/kernel/vmlinuz $(GUEST)/$(k)/initramfs.cpio)
+
+$(GUEST)/%/kernel/vmlinuz:
+	tools/fetch-kernel $(GUEST)/$*/kernel $*
 
 $(GUEST)/init: $(wildcard guest/*.c guest/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -Os -static -o $@ $(wildcard guest/*.c)
 
-$(GUEST)/initramfs.cpio: $(GUEST)/init guest/mkinitramfs tools/kernel-modules $(GUEST)/kernel/vmlinuz
-	guest/mkinitramfs $@ $(GUEST)/init $(GUEST)/kernel
+$(GUEST)/%/initramfs.cpio: $(GUEST)/init guest/mkinitramfs tools/kernel-modules $(GUEST)/%/kernel/vmlinuz
+	guest/mkinitramfs $@ $(GUEST)/init $(GUEST)/$*/kernel
 
-guest: $(GUEST)/kernel/vmlinuz $(GUEST)/initramfs.cpio
+guest: $(GUEST_FILES)
 
 # Every test binary runs, then the failures (if any) fail the target. A
 # TSan report stops its test binary with a failure.
