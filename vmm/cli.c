@@ -19,8 +19,12 @@ const char cli_usage[] =
 	"Boots a Linux guest under KVM, runs CMD in it and exits with CMD's status.\n"
 	"\n"
 	"options for run:\n"
-	"  --kernel PATH      bzImage to boot (default: the bundled Debian kernel)\n"
-	"  --initrd PATH      initramfs to load (default: the bundled fsvm init)\n"
+	"  --guest-kernel K   which bundled guest boots: 6.1 or 6.12, Debian's kernels\n"
+	"                     with fsvm's initramfs each (default: $FSVM_GUEST_KERNEL,\n"
+	"                     else " CLI_DEFAULT_GUEST_KERNEL "), or a folder (a path with a '/') holding\n"
+	"                     kernel/vmlinuz and initramfs.cpio\n"
+	"  --kernel PATH      bzImage to boot (default: the guest kernel's)\n"
+	"  --initrd PATH      initramfs to load (default: the guest kernel's)\n"
 	"  --cpus N           virtual CPUs, 1-64 (default 1)\n"
 	"  --mem SIZE         guest RAM, e.g. 512M, 2G; plain numbers are MiB (default 512M)\n"
 	"  --cmdline ARGS     extra kernel command-line arguments\n"
@@ -94,6 +98,13 @@ int cli_parse_size(const char *s, uint64_t *bytes)
 	return 0;
 }
 
+/* A packaged guest's name, or a folder: anything with a '/'. */
+static bool guest_kernel_valid(const char *name)
+{
+	return !strcmp(name, "6.1") || !strcmp(name, "6.12") ||
+	       strchr(name, '/');
+}
+
 static int cli_error(char *err, size_t errlen, const char *fmt,
 		     const char *arg)
 {
@@ -104,9 +115,10 @@ static int cli_error(char *err, size_t errlen, const char *fmt,
 enum { OPT_KERNEL = 256, OPT_INITRD, OPT_CPUS, OPT_MEM, OPT_CMDLINE,
        OPT_TIMEOUT, OPT_SETUP_ONLY, OPT_ROOT, OPT_RW_ROOT, OPT_SHARE,
        OPT_CACHE, OPT_DAX, OPT_TRANSPORT, OPT_UID_MAP, OPT_GID_MAP,
-       OPT_HOST_ROOT, OPT_NO_SECCOMP };
+       OPT_HOST_ROOT, OPT_NO_SECCOMP, OPT_GUEST_KERNEL };
 
 static const struct option run_options[] = {
+	{"guest-kernel", required_argument, NULL, OPT_GUEST_KERNEL},
 	{"kernel", required_argument, NULL, OPT_KERNEL},
 	{"initrd", required_argument, NULL, OPT_INITRD},
 	{"cpus", required_argument, NULL, OPT_CPUS},
@@ -287,6 +299,13 @@ static int parse_run_option(int opt, char *arg, struct fsvm_config *cfg,
 	case OPT_HOST_ROOT:
 		cfg->host_root = true;
 		return 0;
+	case OPT_GUEST_KERNEL:
+		if (!guest_kernel_valid(arg))
+			return cli_error(err, errlen,
+					 "--guest-kernel: '%s' is not 6.1, 6.12 or a folder (a path with a '/')",
+					 arg);
+		cfg->guest_kernel = arg;
+		return 0;
 	case OPT_KERNEL:
 		cfg->kernel = arg;
 		return 0;
@@ -401,6 +420,14 @@ int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 		int ret = parse_run_option(opt, optarg, cfg, err, errlen);
 		if (ret)
 			return ret;
+	}
+	if (!cfg->guest_kernel) {
+		const char *env = getenv("FSVM_GUEST_KERNEL");
+		if (env && *env && !guest_kernel_valid(env))
+			return cli_error(err, errlen,
+					 "FSVM_GUEST_KERNEL: '%s' is not 6.1, 6.12 or a folder (a path with a '/')",
+					 env);
+		cfg->guest_kernel = env && *env ? env : CLI_DEFAULT_GUEST_KERNEL;
 	}
 	cfg->guest_argc = sub_argc - optind;
 	cfg->guest_argv = sub_argv + optind;

@@ -13,6 +13,10 @@
 #define CLI_MAX_MEM (1ULL << 40)
 #define CLI_MAX_TIMEOUT 1e9 /* seconds: fits any time_t */
 
+/* The packaged guest booted unless --guest-kernel (or $FSVM_GUEST_KERNEL)
+ * says otherwise: see README "Guest kernels" for why this one. */
+#define CLI_DEFAULT_GUEST_KERNEL "6.12"
+
 #define CLI_MAX_SHARES 8
 #define CLI_MAX_ID_MAPS 8
 
@@ -36,8 +40,11 @@ struct cli_id_map {
 
 struct fsvm_config {
 	enum cli_command command;
-	const char *kernel;       /* NULL: the default guest kernel */
-	const char *initrd;       /* NULL: the default guest initramfs */
+	/* The packaged guest: "6.1" or "6.12" (a folder of the guest folder)
+	 * or, with a '/', a folder laid out the same way. */
+	const char *guest_kernel;
+	const char *kernel;       /* NULL: the guest's kernel */
+	const char *initrd;       /* NULL: the guest's initramfs */
 	const char *cmdline;      /* appended to the kernel command line */
 	const char *root;         /* host folder that is the guest's / */
 	bool rw_root;             /* write through to it, no overlay */

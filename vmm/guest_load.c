@@ -13,13 +13,21 @@
 
 #include "vmm/core/log.h"
 
-static const char *guest_file(const char *given, const char *name, char *buf,
-			      size_t len)
+/* A file of the chosen guest: a folder of the guest folder named after
+ * its kernel series (build/guest/6.12/...), or a folder given by path. */
+static const char *guest_file(const struct fsvm_config *cfg, const char *given,
+			      const char *name, char *buf, size_t len)
 {
 	if (given)
 		return given;
+	const char *guest = cfg->guest_kernel ? cfg->guest_kernel
+					      : CLI_DEFAULT_GUEST_KERNEL;
+	if (strchr(guest, '/')) {
+		snprintf(buf, len, "%s/%s", guest, name);
+		return buf;
+	}
 	const char *dir = getenv("FSVM_GUEST_DIR");
-	snprintf(buf, len, "%s/%s", dir ? dir : FSVM_GUEST_DIR, name);
+	snprintf(buf, len, "%s/%s/%s", dir ? dir : FSVM_GUEST_DIR, guest, name);
 	return buf;
 }
 
@@ -40,7 +48,7 @@ static int open_boot_file(const char *path, struct stat *st)
 static int load_kernel(struct board *b, const struct fsvm_config *cfg)
 {
 	char buf[4096];
-	const char *path = guest_file(cfg->kernel, "kernel/vmlinuz", buf,
+	const char *path = guest_file(cfg, cfg->kernel, "kernel/vmlinuz", buf,
 				      sizeof(buf));
 	struct stat st;
 	int fd = open_boot_file(path, &st);
@@ -80,7 +88,7 @@ static int load_initrd(struct board *b, const struct fsvm_config *cfg,
 		       const struct run_spec *job)
 {
 	char buf[4096];
-	const char *path = guest_file(cfg->initrd, "initramfs.cpio", buf,
+	const char *path = guest_file(cfg, cfg->initrd, "initramfs.cpio", buf,
 				      sizeof(buf));
 	struct cpio_buf spec = {0};
 	if (run_spec_build(job, &spec))
