@@ -66,12 +66,15 @@ $(BUILD)/fsvm.1: fsvm docs/fsvm.h2m
 # PREFIX/bin/fsvm finds its guest in PREFIX/lib/fsvm; DESTDIR stages. The
 # binary is stripped: its debug information names this tree.
 install: fsvm guest $(BUILD)/fsvm.1
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/fsvm/kernel \
-		$(DESTDIR)$(PREFIX)/share/man/man1
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -s -m 755 fsvm $(DESTDIR)$(PREFIX)/bin/fsvm
-	install -m 644 $(GUEST)/kernel/vmlinuz $(GUEST)/kernel/version \
-		$(DESTDIR)$(PREFIX)/lib/fsvm/kernel/
-	install -m 644 $(GUEST)/initramfs.cpio $(DESTDIR)$(PREFIX)/lib/fsvm/
+	for k in $(GUEST_KERNELS); do \
+		install -d $(DESTDIR)$(PREFIX)/lib/fsvm/$$k/kernel && \
+		install -m 644 $(GUEST)/$$k/kernel/vmlinux $(GUEST)/$$k/kernel/version \
+			$(DESTDIR)$(PREFIX)/lib/fsvm/$$k/kernel/ && \
+		install -m 644 $(GUEST)/$$k/initramfs.cpio $(DESTDIR)$(PREFIX)/lib/fsvm/$$k/ \
+		|| exit 1; \
+	done
 	install -m 644 $(BUILD)/fsvm.1 $(DESTDIR)$(PREFIX)/share/man/man1/fsvm.1
 
 uninstall:
@@ -112,13 +115,18 @@ $(BUILD)/tests-tsan/%: tests/unit/%.c $(BUILD)/libfsvm-tsan.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(TSAN) -o $@ $(filter %.c %.a,$^) $(LDLIBS) -lcmocka
 
-# The default guest: Debian's stock kernel (fetched, never installed) and our initramfs.
-$(GUEST)/kernel/vmlinuz:
-	tools/fetch-kernel $(GUEST)/kernel
+# The guests: Debian's stock kernels (fetched, never installed), each with
+# our initramfs holding its own modules, side by side in $(GUEST)/SERIES/
+# (--guest-kernel SERIES picks one).
+GUEST_KERNELS := 6.1 6.12
+GUEST_FILES := $(foreach k,$(GUEST_KERNELS),$(GUEST)/$(k)/kernel/vmlinux $(GUEST)/$(k)/initramfs.cpio)
+
+$(GUEST)/%/kernel/vmlinuz:
+	tools/fetch-kernel $(GUEST)/$*/kernel $*
 
 # The same kernel uncompressed: fsvm boots it straight into startup_64, so the
 # guest neither decompresses nor relocates itself (seconds in the lab).
-$(GUEST)/kernel/vmlinux: $(GUEST)/kernel/vmlinuz tools/extract-vmlinux
+$(GUEST)/%/kernel/vmlinux: $(GUEST)/%/kernel/vmlinuz tools/extract-vmlinux
 	tools/extract-vmlinux $< $@
 
 $(GUEST)/init: $(wildcard guest/*.c guest/*.h)
@@ -127,10 +135,10 @@ $(GUEST)/init: $(wildcard guest/*.c guest/*.h)
 	$(CC) -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -Os -static -o $@ $(wildcard guest/*.c)
 	@echo "guest: $@ is $$(du -h $@ | cut -f1)"
 
-$(GUEST)/initramfs.cpio: $(GUEST)/init guest/mkinitramfs tools/kernel-modules $(GUEST)/kernel/vmlinuz
-	guest/mkinitramfs $@ $(GUEST)/init $(GUEST)/kernel
+$(GUEST)/%/initramfs.cpio: $(GUEST)/init guest/mkinitramfs tools/kernel-modules $(GUEST)/%/kernel/vmlinuz
+	guest/mkinitramfs $@ $(GUEST)/init $(GUEST)/$*/kernel
 
-guest: $(GUEST)/kernel/vmlinux $(GUEST)/initramfs.cpio
+guest: $(GUEST_FILES)
 
 # Every test binary runs, then the failures (if any) fail the target. A
 # TSan report stops its test binary with a failure.

@@ -54,6 +54,8 @@ static bool virtio_fs_drain(struct virtio_fs_worker *w)
 		int got;
 		while ((got = split_ring_pop(&q->ring, &w->chain)) > 0) {
 			const struct desc_chain *c = &w->chain;
+			atomic_fetch_add_explicit(&w->fs->queue_requests[w->index],
+						  1, memory_order_relaxed);
 			struct fuse_completion later = {
 				.done = virtio_fs_complete, .opaque = w,
 				.token = c->head};
@@ -285,19 +287,40 @@ static void virtio_fs_report(void *dev, struct device_report *out)
 	}
 	if (unnamed)
 		device_report_add(out, "other", unnamed);
+	/* -v only: how the requests spread over the queues (one per vCPU
+	 * with a multiqueue guest), which no counter of the report holds. */
+	char line[256];
+	int n = snprintf(line, sizeof(line), "%.*s requests per queue: hiprio %llu, request",
+			 (int)sizeof(fs->config.tag), fs->config.tag,
+			 (unsigned long long)atomic_load_explicit(
+				 &fs->queue_requests[0], memory_order_relaxed));
+	for (unsigned int q = 1;
+	     q <= fs->config.num_request_queues && n < (int)sizeof(line); q++)
+		n += snprintf(line + n, sizeof(line) - (size_t)n, " %llu",
+			      (unsigned long long)atomic_load_explicit(
+				      &fs->queue_requests[q],
+				      memory_order_relaxed));
+	log_info("%s", line);
 }
 
 static const struct device_type virtio_fs_type;
 
-/* One device per share, in the order given (the root first). */
+/* One device per share, in the order given (the root first), with a
+ * request queue per vCPU: Linux 6.11+ sends each CPU's requests down a
+ * queue of its own (older guests use the first only). */
 static int virtio_fs_add(struct machine *m)
 {
+	unsigned int queues = m->vm->nr_vcpus;
+	if (queues > VIRTIO_FS_MAX_REQUEST_QUEUES)
+		queues = VIRTIO_FS_MAX_REQUEST_QUEUES;
+	if (queues == 0)
+		queues = 1;
 	for (unsigned int i = 0; i < m->nr_shares; i++) {
 		const struct share_spec *s = &m->shares[i];
 		struct virtio_fs *fs = calloc(1, sizeof(*fs));
 		if (!fs)
 			return -ENOMEM;
-		int err = virtio_fs_create(fs, s->tag, &s->fuse, 1, s->dax_size,
+		int err = virtio_fs_create(fs, s->tag, &s->fuse, queues, s->dax_size,
 					   s->dax_max_maps);
 		if (!err)
 			err = virtio_bus_add(m->virtio, &fs->dev);

@@ -7,6 +7,7 @@
 
 #include <linux/virtio_fs.h>
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "vmm/core/dax_window.h"
 #include "fs/fuse_server.h"
@@ -26,6 +27,9 @@ struct virtio_fs {
 	struct virtio_fs_worker *workers; /* one per queue while active */
 	unsigned int nr_workers;
 	int stop_fd;
+	/* Requests taken from each queue (0: high priority), for -v: how a
+	 * multiqueue guest spreads its load. */
+	_Atomic uint64_t queue_requests[1 + VIRTIO_FS_MAX_REQUEST_QUEUES];
 };
 
 /* Creates the device for one share, exported under tag, with a DAX

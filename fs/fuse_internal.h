@@ -27,6 +27,12 @@
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
+/* An INIT flag of protocol 7.39 (Linux 6.6) that Debian 12's UAPI header
+ * (7.38) lacks; the value is Linux's include/uapi/linux/fuse.h. */
+#ifndef FUSE_DIRECT_IO_ALLOW_MMAP
+#define FUSE_DIRECT_IO_ALLOW_MMAP (1ULL << 36)
+#endif
+
 struct fuse_server {
 	bool readonly;
 	enum fuse_cache_mode cache;

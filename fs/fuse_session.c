@@ -31,6 +31,16 @@ static uint64_t flags_offered(const struct fuse_server *srv)
 		flags |= FUSE_WRITEBACK_CACHE;
 	if (srv->dax)
 		flags |= FUSE_MAP_ALIGNMENT | FUSE_HAS_INODE_DAX;
+	/* cache=none opens files with FOPEN_DIRECT_IO, on which older guests
+	 * refuse shared mmaps (ENODEV); 6.6+ guests map them through their
+	 * page cache, written back with WRITE like any dirty page. */
+	if (srv->cache == FUSE_CACHE_NONE)
+		flags |= FUSE_DIRECT_IO_ALLOW_MMAP;
+	/* Not taken from what 6.12 asks: FUSE_CREATE_SUPP_GROUP (the guest
+	 * checks permissions itself and we create as ourselves, then give the
+	 * file the caller's ids, so a supplementary group changes nothing),
+	 * FUSE_NO_EXPORT_SUPPORT (we do support it), FUSE_HAS_RESEND (no
+	 * notification queue) and FUSE_ALLOW_IDMAP (untested here yet). */
 	return flags;
 }
 

@@ -29,11 +29,15 @@ const char cli_usage[] =
 	"                     these options' long names (\"cpus\": 2, \"share\": [...],\n"
 	"                     \"verbose\": true) and \"command\": [CMD, ARGS...]; flags\n"
 	"                     given as well override it (lists add to it)\n"
-	"  --kernel PATH      bzImage or ELF vmlinux to boot (default: the bundled\n"
-	"                     Debian kernel); from a build tree, its modules come along\n"
+	"  --guest-kernel K   which bundled guest boots: 6.1 or 6.12, Debian's kernels\n"
+	"                     with fsvm's initramfs each (default: $FSVM_GUEST_KERNEL,\n"
+	"                     else " CLI_DEFAULT_GUEST_KERNEL "), or a folder (a path with a '/') holding\n"
+	"                     kernel/vmlinux or kernel/vmlinuz, and initramfs.cpio\n"
+	"  --kernel PATH      bzImage or ELF vmlinux to boot (default: the guest\n"
+	"                     kernel's); from a build tree, its modules come along\n"
 	"  --modules DIR      the kernel's modules, as `make modules_install\n"
 	"                     INSTALL_MOD_PATH=DIR` left them (DIR/lib/modules/VERSION)\n"
-	"  --initrd PATH      initramfs to load (default: the bundled fsvm init)\n"
+	"  --initrd PATH      initramfs to load (default: the guest kernel's)\n"
 	"  --cpus N           virtual CPUs, 1-64 (default: half the host's CPUs, 1 to 8)\n"
 	"  --mem SIZE         guest RAM, e.g. 512M, 2G; plain numbers are MiB (default:\n"
 	"                     an eighth of the host's RAM, 512M to 4G)\n"
@@ -142,6 +146,13 @@ int cli_parse_size(const char *s, uint64_t *bytes)
 	return 0;
 }
 
+/* A packaged guest's name, or a folder: anything with a '/'. */
+static bool guest_kernel_valid(const char *name)
+{
+	return !strcmp(name, "6.1") || !strcmp(name, "6.12") ||
+	       strchr(name, '/');
+}
+
 static int cli_error(char *err, size_t errlen, const char *fmt,
 		     const char *arg)
 {
@@ -154,12 +165,13 @@ enum { OPT_KERNEL = 256, OPT_MODULES, OPT_INITRD, OPT_CPUS, OPT_MEM,
        OPT_TIMEOUT, OPT_SETUP_ONLY, OPT_ROOT, OPT_RW_ROOT, OPT_SHARE,
        OPT_RODIR, OPT_RWDIR, OPT_CACHE, OPT_DAX, OPT_TRANSPORT, OPT_UID_MAP,
        OPT_GID_MAP, OPT_HOST_ROOT, OPT_NO_SECCOMP, OPT_CWD, OPT_ENV,
-       OPT_USER, OPT_JSON, OPT_CONFIG };
+       OPT_USER, OPT_JSON, OPT_CONFIG, OPT_GUEST_KERNEL };
 
 /* Every option, once: getopt reads this table, and so does a config file,
  * whose keys are the long names (vmm/config_file.c). */
 static const struct option run_options[] = {
 	{"config", required_argument, NULL, OPT_CONFIG},
+	{"guest-kernel", required_argument, NULL, OPT_GUEST_KERNEL},
 	{"kernel", required_argument, NULL, OPT_KERNEL},
 	{"modules", required_argument, NULL, OPT_MODULES},
 	{"initrd", required_argument, NULL, OPT_INITRD},
@@ -444,6 +456,13 @@ static int parse_run_option(int opt, char *arg, struct fsvm_config *cfg,
 	case OPT_HOST_ROOT:
 		cfg->host_root = true;
 		return 0;
+	case OPT_GUEST_KERNEL:
+		if (!guest_kernel_valid(arg))
+			return cli_error(err, errlen,
+					 "--guest-kernel: '%s' is not 6.1, 6.12 or a folder (a path with a '/')",
+					 arg);
+		cfg->guest_kernel = arg;
+		return 0;
 	case OPT_KERNEL:
 		cfg->kernel = arg;
 		return 0;
@@ -640,6 +659,14 @@ int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 	if (sub_argc > optind) {
 		cfg->guest_argc = sub_argc - optind;
 		cfg->guest_argv = sub_argv + optind;
+	}
+	if (!cfg->guest_kernel) {
+		const char *env = getenv("FSVM_GUEST_KERNEL");
+		if (env && *env && !guest_kernel_valid(env))
+			return cli_error(err, errlen,
+					 "FSVM_GUEST_KERNEL: '%s' is not 6.1, 6.12 or a folder (a path with a '/')",
+					 env);
+		cfg->guest_kernel = env && *env ? env : CLI_DEFAULT_GUEST_KERNEL;
 	}
 	for (unsigned int i = 0; i < cfg->nr_shares; i++)
 		if (cfg->shares[i].devices && !cfg->host_root)

@@ -14,7 +14,7 @@
 
 #include "vmm/core/log.h"
 
-/* The default guest's folder beside the binary: the build tree's
+/* The packaged guests' folder beside the binary: the build tree's
  * build/guest for ./fsvm, PREFIX/lib/fsvm or PREFIX/share/fsvm for
  * PREFIX/bin/fsvm. No path is compiled in, so the tree can move. */
 static const char *const guest_dirs[] = {"build/guest", "../lib/fsvm",
@@ -38,8 +38,7 @@ const char *guest_dir(char *buf, size_t len)
 	for (size_t i = 0; i < sizeof(guest_dirs) / sizeof(guest_dirs[0]); i++) {
 		char dir[PATH_MAX + 32], real[PATH_MAX];
 		snprintf(dir, sizeof(dir), "%s/%s", exe, guest_dirs[i]);
-		snprintf(buf, len, "%s/initramfs.cpio", dir);
-		if (access(buf, F_OK) == 0) {
+		if (access(dir, F_OK) == 0) {
 			snprintf(buf, len, "%s", realpath(dir, real) ? real : dir);
 			return buf;
 		}
@@ -48,13 +47,21 @@ const char *guest_dir(char *buf, size_t len)
 	return buf;
 }
 
-static const char *guest_file(const char *given, const char *name, char *buf,
-			      size_t len)
+/* A file of the chosen guest: a folder of the guest folder named after
+ * its kernel series (build/guest/6.12/...), or a folder given by path. */
+static const char *guest_file(const struct fsvm_config *cfg, const char *given,
+			      const char *name, char *buf, size_t len)
 {
 	if (given)
 		return given;
+	const char *guest = cfg->guest_kernel ? cfg->guest_kernel
+					      : CLI_DEFAULT_GUEST_KERNEL;
+	if (strchr(guest, '/')) {
+		snprintf(buf, len, "%s/%s", guest, name);
+		return buf;
+	}
 	char dir[PATH_MAX];
-	snprintf(buf, len, "%s/%s", guest_dir(dir, sizeof(dir)), name);
+	snprintf(buf, len, "%s/%s/%s", guest_dir(dir, sizeof(dir)), guest, name);
 	return buf;
 }
 
@@ -85,12 +92,12 @@ static int open_boot_file(const char *path, struct stat *st)
 static int load_kernel(struct board *b, const struct fsvm_config *cfg)
 {
 	char buf[4096];
-	/* The default guest's kernel uncompressed if it was extracted (make
-	 * guest), else as Debian ships it. */
-	const char *path = guest_file(cfg->kernel, "kernel/vmlinux", buf,
+	/* The guest's kernel uncompressed if it was extracted (make guest),
+	 * else as Debian ships it. */
+	const char *path = guest_file(cfg, cfg->kernel, "kernel/vmlinux", buf,
 				      sizeof(buf));
 	if (!cfg->kernel && access(path, F_OK) != 0)
-		path = guest_file(NULL, "kernel/vmlinuz", buf, sizeof(buf));
+		path = guest_file(cfg, NULL, "kernel/vmlinuz", buf, sizeof(buf));
 	struct stat st;
 	int fd = open_boot_file(path, &st);
 	if (fd == -ENOENT && !cfg->kernel)
@@ -131,7 +138,7 @@ static int load_initrd(struct board *b, const struct fsvm_config *cfg,
 		       const struct run_spec *job)
 {
 	char buf[4096];
-	const char *path = guest_file(cfg->initrd, "initramfs.cpio", buf,
+	const char *path = guest_file(cfg, cfg->initrd, "initramfs.cpio", buf,
 				      sizeof(buf));
 	struct cpio_buf spec = {0};
 	int err = run_spec_build(job, &spec);

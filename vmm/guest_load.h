@@ -12,10 +12,10 @@
 int guest_load(struct board *b, const struct fsvm_config *cfg,
 	       const struct run_spec *job);
 
-/* The default guest's folder (kernel/vmlinuz, kernel/version,
- * initramfs.cpio): $FSVM_GUEST_DIR, else the first that has an
- * initramfs of build/guest, ../lib/fsvm and ../share/fsvm beside the fsvm
- * binary (else the first). Returns buf. */
+/* The packaged guests' folder (SERIES/kernel/vmlinux or vmlinuz,
+ * SERIES/kernel/version, SERIES/initramfs.cpio): $FSVM_GUEST_DIR, else
+ * the first of build/guest, ../lib/fsvm and ../share/fsvm beside the fsvm
+ * binary that exists (else the first). Returns buf. */
 const char *guest_dir(char *buf, size_t len);
 
 #endif

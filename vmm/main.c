@@ -16,8 +16,8 @@
 static void print_version(void)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 32], kernel[128] = "";
-	snprintf(path, sizeof(path), "%s/kernel/version",
-		 guest_dir(dir, sizeof(dir)));
+	snprintf(path, sizeof(path), "%s/%s/kernel/version",
+		 guest_dir(dir, sizeof(dir)), CLI_DEFAULT_GUEST_KERNEL);
 	FILE *f = fopen(path, "re");
 	if (f) {
 		if (!fgets(kernel, sizeof(kernel), f))
@@ -27,7 +27,8 @@ static void print_version(void)
 	}
 	printf("fsvm %s\n", FSVM_VERSION);
 	if (kernel[0])
-		printf("guest kernel: Linux %s (%s/kernel/vmlinuz)\n", kernel, dir);
+		printf("guest kernel: Linux %s (%s/%s, the default)\n", kernel,
+		       dir, CLI_DEFAULT_GUEST_KERNEL);
 	else
 		printf("guest kernel: none in %s (`make guest` in the source tree makes it)\n",
 		       dir);

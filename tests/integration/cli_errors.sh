@@ -24,7 +24,7 @@ expect_error "missing kernel" "/nonexistent/bzImage: cannot open the kernel" run
 
 head -c 3000000 /dev/urandom >"$TMP/garbage"
 expect_error "garbage kernel" "not a bzImage" run --kernel "$TMP/garbage" -- true
-kernel=$(cd "$(dirname "$0")/../.." && pwd)/build/guest/kernel/vmlinuz
+kernel=$(cd "$(dirname "$0")/../.." && pwd)/build/guest/6.1/kernel/vmlinuz
 head -c 1000000 "$kernel" >"$TMP/truncated"
 expect_error "truncated kernel" "truncated kernel image" run --kernel "$TMP/truncated" -- true
 head -c 200000000 /dev/zero >"$TMP/huge-initrd"

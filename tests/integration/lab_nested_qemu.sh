@@ -1,9 +1,9 @@
 #!/bin/sh
-# Boots the default guest kernel under QEMU with KVM into a busybox initramfs: proves nested KVM runs stock kernels.
+# Boots the 6.1 guest kernel (the lab's own) under QEMU with KVM into a busybox initramfs: proves nested KVM runs stock kernels.
 set -u
 
 root=$(cd "$(dirname "$0")/../.." && pwd)
-kernel=$root/build/guest/kernel/vmlinuz
+kernel=$root/build/guest/6.1/kernel/vmlinuz
 machine=${FSVM_NESTED_MACHINE:-microvm,rtc=on} # microvm without an RTC: Linux spends 3.6 s probing CMOS
 marker=nested-guest-userspace-ok
 fail() { echo "FAIL: $*"; exit 1; }

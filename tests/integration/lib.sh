@@ -22,9 +22,9 @@ failures=0
 # ext4_dir SIZE: sets EXT4_DIR to a fresh folder on an ext4 loop image (user
 # xattrs, O_DIRECT and file handles, which the lab's tmpfs lacks).
 ext4_dir() {
-	# The lab runs the guest kernel, whose modules live in the build tree.
-	modprobe -q loop 2>/dev/null || modprobe -q -d "$TOP/build/guest/kernel/modules" loop
-	modprobe -q ext4 2>/dev/null || modprobe -q -d "$TOP/build/guest/kernel/modules" ext4
+	# The lab runs the 6.1 guest kernel, whose modules live in the build tree.
+	modprobe -q loop 2>/dev/null || modprobe -q -d "$TOP/build/guest/6.1/kernel/modules" loop
+	modprobe -q ext4 2>/dev/null || modprobe -q -d "$TOP/build/guest/6.1/kernel/modules" ext4
 	truncate -s "$1" "$TMP/ext4.img" && mkfs.ext4 -q -F -i 4096 "$TMP/ext4.img" &&
 		mkdir -p "$TMP/ext4" && mount -o loop "$TMP/ext4.img" "$TMP/ext4" ||
 		{ echo "FAIL: cannot make an ext4 folder" >&2; exit 1; }

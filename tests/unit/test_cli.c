@@ -379,11 +379,49 @@ static void test_bad_choices(void **state)
 		 {"", "sometimes", "NONE", "auto "}},
 		{"--transport", "--transport: '%s' is not pci or mmio",
 		 {"", "PCI", "virtio-mmio", "mmio "}},
+		{"--guest-kernel",
+		 "--guest-kernel: '%s' is not 6.1, 6.12 or a folder (a path with a '/')",
+		 {"", "6.2", "6.1.0-57-amd64", "vmlinuz"}},
 	};
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
 		for (size_t i = 0; i < 4; i++)
 			expect_bad_value(cases[c].option, cases[c].bad[i],
 					 cases[c].fmt);
+}
+
+/* --guest-kernel picks a packaged guest or names a folder; without it
+ * $FSVM_GUEST_KERNEL does, else the default; a bad variable is one line. */
+static void test_guest_kernel(void **state)
+{
+	(void)state;
+	unsetenv("FSVM_GUEST_KERNEL");
+	struct parsed *p = parse("run");
+	expect_ok(p);
+	assert_string_equal(p->cfg.guest_kernel, CLI_DEFAULT_GUEST_KERNEL);
+	done(p);
+	static const char *const good[] = {"6.1", "6.12", "/opt/guest",
+					   "./mine"};
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		p = parse("run", "--guest-kernel", good[i], "--", "true");
+		expect_ok(p);
+		assert_string_equal(p->cfg.guest_kernel, good[i]);
+		assert_null(p->cfg.kernel);
+		done(p);
+	}
+	setenv("FSVM_GUEST_KERNEL", "6.1", 1);
+	p = parse("run");
+	expect_ok(p);
+	assert_string_equal(p->cfg.guest_kernel, "6.1");
+	done(p);
+	/* The option wins over the variable. */
+	p = parse("run", "--guest-kernel=6.12");
+	expect_ok(p);
+	assert_string_equal(p->cfg.guest_kernel, "6.12");
+	done(p);
+	setenv("FSVM_GUEST_KERNEL", "5.10", 1);
+	expect_error(parse("run"),
+		     "FSVM_GUEST_KERNEL: '5.10' is not 6.1, 6.12 or a folder (a path with a '/')");
+	unsetenv("FSVM_GUEST_KERNEL");
 }
 
 static void test_unknown_option(void **state)
@@ -402,7 +440,7 @@ static void test_missing_value(void **state)
 	(void)state;
 	const char *opts[] = {"--kernel", "--initrd", "--cpus", "--mem",
 			      "--cmdline", "--timeout", "--root", "--share",
-			      "--cache", "--transport"};
+			      "--cache", "--transport", "--guest-kernel"};
 	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
 		char msg[64];
 		snprintf(msg, sizeof(msg), "option '%s' needs a value", opts[i]);
@@ -869,6 +907,7 @@ int main(void)
 		cmocka_unit_test(test_good_timeout),
 		cmocka_unit_test(test_unrepresentable_timeout_rejected),
 		cmocka_unit_test(test_bad_choices),
+		cmocka_unit_test(test_guest_kernel),
 		cmocka_unit_test(test_unknown_option),
 		cmocka_unit_test(test_missing_value),
 		cmocka_unit_test(test_value_for_flag_not_reported_as_missing),

@@ -66,6 +66,38 @@ static void init_refuses_other_protocols(void **state)
 	assert_int_equal(req_send(f), 0);
 }
 
+/* A 6.12 guest asks for FUSE_DIRECT_IO_ALLOW_MMAP: agreed only with
+ * cache=none, the one mode whose files are direct I/O. */
+static void init_allows_mmap_of_direct_io_files_only_with_cache_none(void **state)
+{
+	(void)state;
+	static const enum fuse_cache_mode modes[] = {
+		FUSE_CACHE_NONE, FUSE_CACHE_AUTO, FUSE_CACHE_ALWAYS };
+	const uint32_t asked = FX_GUEST_FLAGS2 |
+			       (uint32_t)(FUSE_DIRECT_IO_ALLOW_MMAP >> 32);
+
+	for (size_t i = 0; i < ARRAY_LEN(modes); i++) {
+		struct fuse_server_config cfg = { .cache = modes[i] };
+		struct fuse_init_out out;
+		struct fx f;
+
+		assert_int_equal(fx_start(&f, &cfg), 0);
+		assert_int_equal(fx_init(&f, 41, FX_GUEST_FLAGS, asked, &out), 0);
+		/* We speak 7.38 and say so; the flag stands on its own. */
+		assert_int_equal(out.minor, 38);
+		assert_int_equal(out.flags2 & (FUSE_DIRECT_IO_ALLOW_MMAP >> 32),
+				 modes[i] == FUSE_CACHE_NONE ?
+				 FUSE_DIRECT_IO_ALLOW_MMAP >> 32 : 0);
+		/* Nothing else of 6.12's is taken (CREATE_SUPP_GROUP, the
+		 * export and idmap bits): see fs/fuse_session.c. */
+		assert_int_equal(out.flags2 & ~(uint32_t)(FUSE_DIRECT_IO_ALLOW_MMAP >> 32), 0);
+		/* A 6.1 guest (7.38) does not ask: not given. */
+		assert_int_equal(fx_init(&f, 38, FX_GUEST_FLAGS, FX_GUEST_FLAGS2, &out), 0);
+		assert_int_equal(out.flags2, 0);
+		fx_stop(&f);
+	}
+}
+
 static void init_offers_writeback_and_dax_when_configured(void **state)
 {
 	(void)state;
@@ -540,6 +572,7 @@ int main(void)
 		FX_TEST(init_negotiates_with_a_full_guest),
 		FX_TEST(init_agrees_only_to_what_the_guest_offers),
 		FX_TEST(init_refuses_other_protocols),
+		cmocka_unit_test(init_allows_mmap_of_direct_io_files_only_with_cache_none),
 		cmocka_unit_test(init_offers_writeback_and_dax_when_configured),
 		cmocka_unit_test(requests_before_init_fail),
 		cmocka_unit_test(create_rejects_bad_configs),

@@ -1,12 +1,14 @@
-/* Unit tests for devices/virtio_fs: FUSE requests put in a real split ring
- * in guest memory, the device's worker answering each once, and a reset in
- * the middle of a batch. Run under ASan and TSan too (make unit). */
+/* Unit tests for devices/virtio_fs: FUSE requests put in real split rings
+ * in guest memory, the device's workers answering each once, two request
+ * queues of one share at once, and a reset in the middle of a batch. Run
+ * under ASan and TSan too (make unit). */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fuse.h>
 #include <linux/virtio_config.h>
 #include <linux/virtio_ring.h>
 #include <poll.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -22,11 +24,13 @@
 #include <cmocka.h>
 
 #include "devices/virtio_fs.h"
+#include "fs/fuse_internal.h" /* fuse_server_inode_count */
 
 #define RAM_SIZE (4u << 20)
 #define QSIZE 256u
 #define SLOT 4096u /* one request: its in part, then 2 KiB for the reply */
-#define SLOTS_AT 0x10000u
+#define SLOTS_AT 0x10000u /* QSIZE slots per request queue from here */
+#define NRQ 2u /* request queues, after the high-priority queue 0 */
 #define NR_FILES 50
 
 /* The test plays the guest, which meets the device only through the
@@ -45,9 +49,9 @@ struct rig {
 	uint8_t *ram;
 	struct guest_mem mem;
 	struct virtio_fs fs;
-	struct virtio_queue queues[2];
-	uint16_t avail_idx, used_seen;
-	uint64_t unique;
+	struct virtio_queue queues[1 + NRQ];
+	uint16_t avail_idx[1 + NRQ];
+	uint64_t unique[1 + NRQ]; /* q << 32 upwards: told apart by queue */
 };
 
 /* Queue q's rings: desc, avail and used, 12 KiB per queue from 0. */
@@ -58,7 +62,7 @@ static uint64_t ring_gpa(unsigned int q, unsigned int part)
 
 static void start_queues(struct rig *r)
 {
-	for (unsigned int q = 0; q < 2; q++) {
+	for (unsigned int q = 0; q < 1 + NRQ; q++) {
 		struct virtio_queue *vq = &r->queues[q];
 		*vq = (struct virtio_queue){
 			.kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK),
@@ -70,71 +74,81 @@ static void start_queues(struct rig *r)
 						 ring_gpa(q, 2), false, false),
 				 0);
 	}
-	r->avail_idx = r->used_seen = 0;
-	assert_int_equal(r->fs.dev.activate(r->fs.dev.opaque, r->queues, 2,
-					    r->fs.dev.features),
+	for (unsigned int q = 0; q < 1 + NRQ; q++) {
+		r->avail_idx[q] = 0;
+		r->unique[q] = (uint64_t)q << 32;
+	}
+	assert_int_equal(r->fs.dev.activate(r->fs.dev.opaque, r->queues,
+					    1 + NRQ, r->fs.dev.features),
 			 0);
 }
 
 static void stop_queues(struct rig *r)
 {
 	r->fs.dev.reset(r->fs.dev.opaque);
-	for (unsigned int q = 0; q < 2; q++) {
+	for (unsigned int q = 0; q < 1 + NRQ; q++) {
 		close(r->queues[q].kick_fd);
 		close(r->queues[q].call_fd);
 	}
 }
 
-/* Puts request i of a batch (slot i) on the request queue: header, args. */
-static void put(struct rig *r, unsigned int i, uint32_t opcode, uint64_t nodeid,
-		const void *args, size_t len)
+/* Request i of a batch on request queue q: its slot. */
+static uint64_t slot_gpa(unsigned int q, unsigned int i)
 {
-	uint64_t in = SLOTS_AT + i * SLOT, out = in + SLOT / 2;
+	return SLOTS_AT + ((q - 1) * QSIZE + i) * SLOT;
+}
+
+/* Puts request i of a batch (slot i) on request queue q: header, args. */
+static void put(struct rig *r, unsigned int q, unsigned int i, uint32_t opcode,
+		uint64_t nodeid, const void *args, size_t len)
+{
+	uint64_t in = slot_gpa(q, i), out = in + SLOT / 2;
 	struct fuse_in_header h = {.len = (uint32_t)(sizeof(h) + len),
-				   .opcode = opcode, .unique = ++r->unique,
+				   .opcode = opcode, .unique = ++r->unique[q],
 				   .nodeid = nodeid, .pid = 1};
 	memcpy(r->ram + in, &h, sizeof(h));
 	memcpy(r->ram + in + sizeof(h), args, len);
-	struct vring_desc *desc = (void *)(r->ram + ring_gpa(1, 0));
+	struct vring_desc *desc = (void *)(r->ram + ring_gpa(q, 0));
 	uint16_t d = (uint16_t)(2 * i % QSIZE);
 	desc[d] = (struct vring_desc){.addr = in, .len = h.len,
 				      .flags = VRING_DESC_F_NEXT,
 				      .next = (uint16_t)(d + 1)};
 	desc[d + 1] = (struct vring_desc){.addr = out, .len = SLOT / 2,
 					  .flags = VRING_DESC_F_WRITE};
-	struct vring_avail *avail = (void *)(r->ram + ring_gpa(1, 1));
-	avail->ring[r->avail_idx++ % QSIZE] = d;
+	struct vring_avail *avail = (void *)(r->ram + ring_gpa(q, 1));
+	avail->ring[r->avail_idx[q]++ % QSIZE] = d;
 }
 
-/* Publishes what was put and kicks the queue. */
-static void kick(struct rig *r)
+/* Publishes what was put on queue q and kicks it. */
+static void kick(struct rig *r, unsigned int q)
 {
-	struct vring_avail *avail = (void *)(r->ram + ring_gpa(1, 1));
-	__atomic_store_n(&avail->idx, r->avail_idx, __ATOMIC_RELEASE);
+	struct vring_avail *avail = (void *)(r->ram + ring_gpa(q, 1));
+	__atomic_store_n(&avail->idx, r->avail_idx[q], __ATOMIC_RELEASE);
 	uint64_t one = 1;
-	assert_int_equal(write(r->queues[1].kick_fd, &one, sizeof(one)),
+	assert_int_equal(write(r->queues[q].kick_fd, &one, sizeof(one)),
 			 sizeof(one));
 }
 
-/* Waits (5 s at most) until every request put has come back. */
-static void wait_all(struct rig *r)
+/* Waits (5 s at most) until every request put on queue q has come back. */
+static void wait_all(struct rig *r, unsigned int q)
 {
-	struct vring_used *used = (void *)(r->ram + ring_gpa(1, 2));
+	struct vring_used *used = (void *)(r->ram + ring_gpa(q, 2));
 	for (int ms = 0; ms < 5000; ms++) {
-		if (__atomic_load_n(&used->idx, __ATOMIC_ACQUIRE) == r->avail_idx)
+		if (__atomic_load_n(&used->idx, __ATOMIC_ACQUIRE) == r->avail_idx[q])
 			return;
 		usleep(1000);
 	}
-	fail_msg("only %u of %u requests answered",
-		 __atomic_load_n(&used->idx, __ATOMIC_ACQUIRE), r->avail_idx);
+	fail_msg("queue %u: only %u of %u requests answered", q,
+		 __atomic_load_n(&used->idx, __ATOMIC_ACQUIRE), r->avail_idx[q]);
 }
 
-/* The reply in slot i: its header, and a pointer to what follows. */
-static struct fuse_out_header reply(struct rig *r, unsigned int i,
-				    const void **body)
+/* The reply in slot i of queue q: its header, and a pointer to what
+ * follows. */
+static struct fuse_out_header reply(struct rig *r, unsigned int q,
+				    unsigned int i, const void **body)
 {
 	struct fuse_out_header h;
-	const uint8_t *out = r->ram + SLOTS_AT + i * SLOT + SLOT / 2;
+	const uint8_t *out = r->ram + slot_gpa(q, i) + SLOT / 2;
 	memcpy(&h, out, sizeof(h));
 	*body = out + sizeof(h);
 	return h;
@@ -144,11 +158,11 @@ static void init_session(struct rig *r)
 {
 	struct fuse_init_in in = {.major = FUSE_KERNEL_VERSION, .minor = 38,
 				  .max_readahead = 1 << 20};
-	put(r, 0, FUSE_INIT, 0, &in, sizeof(in));
-	kick(r);
-	wait_all(r);
+	put(r, 1, 0, FUSE_INIT, 0, &in, sizeof(in));
+	kick(r, 1);
+	wait_all(r, 1);
 	const void *body;
-	assert_int_equal(reply(r, 0, &body).error, 0);
+	assert_int_equal(reply(r, 1, 0, &body).error, 0);
 }
 
 static int setup(void **state)
@@ -170,7 +184,7 @@ static int setup(void **state)
 	r.mem = (struct guest_mem){.memfd = -1};
 	assert_int_equal(guest_mem_add(&r.mem, 0, RAM_SIZE, r.ram), 0);
 	struct fuse_server_config cfg = {.root = r.root, .cache = FUSE_CACHE_AUTO};
-	assert_int_equal(virtio_fs_create(&r.fs, "t", &cfg, 1, 0, 0), 0);
+	assert_int_equal(virtio_fs_create(&r.fs, "t", &cfg, NRQ, 0, 0), 0);
 	start_queues(&r);
 	init_session(&r);
 	*state = &r;
@@ -190,32 +204,32 @@ static int teardown(void **state)
 }
 
 /* A batch of lookups of the files, one of a missing name and getattrs of
- * the root: every request comes back once, answered right. */
-static void batch(struct rig *r, unsigned int n)
+ * the root on queue q: every request comes back once, answered right. */
+static void batch(struct rig *r, unsigned int q, unsigned int n)
 {
-	uint64_t first = r->unique + 1;
-	uint16_t from = r->avail_idx;
+	uint64_t first = r->unique[q] + 1;
+	uint16_t from = r->avail_idx[q];
 	for (unsigned int i = 0; i < n; i++) {
 		char name[16];
 		int len = snprintf(name, sizeof(name), "f%u", i % (NR_FILES + 1));
 		struct fuse_getattr_in ga = {0};
 		if (i % 3 == 2)
-			put(r, i, FUSE_GETATTR, FUSE_ROOT_ID, &ga, sizeof(ga));
+			put(r, q, i, FUSE_GETATTR, FUSE_ROOT_ID, &ga, sizeof(ga));
 		else
-			put(r, i, FUSE_LOOKUP, FUSE_ROOT_ID, name, (size_t)len + 1);
+			put(r, q, i, FUSE_LOOKUP, FUSE_ROOT_ID, name, (size_t)len + 1);
 	}
-	kick(r);
-	wait_all(r);
-	struct vring_used *used = (void *)(r->ram + ring_gpa(1, 2));
+	kick(r, q);
+	wait_all(r, q);
+	struct vring_used *used = (void *)(r->ram + ring_gpa(q, 2));
 	bool seen[QSIZE] = {false};
-	for (uint16_t u = from; u != r->avail_idx; u++) {
+	for (uint16_t u = from; u != r->avail_idx[q]; u++) {
 		uint32_t head = used->ring[u % QSIZE].id;
 		assert_true(head < QSIZE && head % 2 == 0 && !seen[head]);
 		seen[head] = true;
 	}
 	for (unsigned int i = 0; i < n; i++) {
 		const void *body;
-		struct fuse_out_header h = reply(r, i, &body);
+		struct fuse_out_header h = reply(r, q, i, &body);
 		assert_int_equal(h.unique, first + i);
 		assert_int_equal(h.error, 0);
 		if (i % 3 == 2)
@@ -234,7 +248,55 @@ static void test_every_request_answered_once(void **state)
 {
 	struct rig *r = *state;
 	for (int round = 0; round < 20; round++)
-		batch(r, QSIZE / 2);
+		batch(r, 1, QSIZE / 2);
+}
+
+struct queue_load {
+	struct rig *r;
+	unsigned int q;
+};
+
+static void *load_queue(void *arg)
+{
+	struct queue_load *l = arg;
+	for (int round = 0; round < 20; round++)
+		batch(l->r, l->q, QSIZE / 2);
+	return NULL;
+}
+
+/* A 6.12 guest sends each CPU's requests down its own queue: one share's
+ * lookups (which count inodes) and getattrs on both request queues at
+ * once, each answered once and right, each queue's requests counted. */
+static void test_two_request_queues_at_once(void **state)
+{
+	struct rig *r = *state;
+	uint64_t before = atomic_load(&r->fs.queue_requests[1]);
+	struct queue_load loads[NRQ];
+	pthread_t threads[NRQ];
+	for (unsigned int k = 0; k < NRQ; k++) {
+		loads[k] = (struct queue_load){.r = r, .q = 1 + k};
+		assert_int_equal(pthread_create(&threads[k], NULL, load_queue,
+						&loads[k]),
+				 0);
+	}
+	for (unsigned int k = 0; k < NRQ; k++)
+		pthread_join(threads[k], NULL);
+	assert_int_equal(atomic_load(&r->fs.queue_requests[1]) - before,
+			 20 * QSIZE / 2);
+	assert_int_equal(atomic_load(&r->fs.queue_requests[2]), 20 * QSIZE / 2);
+	assert_int_equal(atomic_load(&r->fs.queue_requests[0]), 0);
+	/* Each file a batch looks up is one inode, from either queue, beside
+	 * the root. */
+	bool looked_up[NR_FILES] = {false};
+	size_t files = 0;
+	for (unsigned int i = 0; i < QSIZE / 2; i++) {
+		unsigned int f = i % (NR_FILES + 1);
+		if (i % 3 != 2 && f < NR_FILES && !looked_up[f]) {
+			looked_up[f] = true;
+			files++;
+		}
+	}
+	assert_int_equal(fuse_server_inode_count(r->fs.server), 1 + files);
 }
 
 /* A reset while a batch runs waits for the request in hand and stops the
@@ -245,13 +307,13 @@ static void test_reset_in_the_middle(void **state)
 	for (int round = 0; round < 10; round++) {
 		for (unsigned int i = 0; i < QSIZE / 2; i++) {
 			struct fuse_getattr_in ga = {0};
-			put(r, i, FUSE_GETATTR, FUSE_ROOT_ID, &ga, sizeof(ga));
+			put(r, 1, i, FUSE_GETATTR, FUSE_ROOT_ID, &ga, sizeof(ga));
 		}
-		kick(r);
+		kick(r, 1);
 		stop_queues(r);
 		start_queues(r);
 		init_session(r);
-		batch(r, 30);
+		batch(r, 1, 30);
 	}
 }
 
@@ -259,6 +321,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_every_request_answered_once,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_two_request_queues_at_once,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reset_in_the_middle, setup,
 						teardown),
