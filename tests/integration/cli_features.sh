@@ -170,14 +170,15 @@ expect_match "no guest: message" "no guest kernel: \`make guest\` in fsvm's sour
 prefix=$TMP/prefix
 make -s -C "$TOP" install PREFIX="$prefix" >"$TMP/install.log" 2>&1 ||
 	fail "make install: $(tail -n 5 "$TMP/install.log")"
-for f in bin/fsvm lib/fsvm/kernel/vmlinuz lib/fsvm/kernel/version \
-	lib/fsvm/initramfs.cpio share/man/man1/fsvm.1; do
+for f in bin/fsvm lib/fsvm/6.1/kernel/vmlinux lib/fsvm/6.1/kernel/version \
+	lib/fsvm/6.1/initramfs.cpio lib/fsvm/6.12/kernel/vmlinux \
+	lib/fsvm/6.12/initramfs.cpio share/man/man1/fsvm.1; do
 	[ -s "$prefix/$f" ] || fail "make install: no $prefix/$f"
 done
 grep -q "$TOP" "$prefix/bin/fsvm" && fail "the installed binary names the build tree"
 version=$(FSVM_BIN=$prefix/bin/fsvm "$FSVM" --version)
 expect_match "--version" "^fsvm [0-9]+\.[0-9]+\.[0-9]+" "$version"
-expect_match "--version's guest kernel" "guest kernel: Linux $(cat "$TOP/build/guest/kernel/version") \($prefix/lib/fsvm/kernel/vmlinuz\)" "$version"
+expect_match "--version's guest kernel" "guest kernel: Linux $(cat "$TOP/build/guest/6.1/kernel/version") \($prefix/lib/fsvm/6.1, the default\)" "$version"
 unshare -m sh -c 'mount -t tmpfs none "$1/build" && mount --bind /dev/null "$1/fsvm" &&
 	cd / && FSVM_BIN=$2/bin/fsvm "$1/tests/integration/fsvm-as-user" run -- sh -c "echo installed-ok; ls $1/build | wc -l"' \
 	sh "$TOP" "$prefix" >"$TMP/out" 2>"$TMP/err"

@@ -4,7 +4,7 @@
 # (as root: the test user's wrapper sets limits only the lab allows).
 . "$(dirname "$0")/lib.sh"
 
-config=$TOP/build/guest/kernel/config
+config=$TOP/build/guest/6.1/kernel/config
 [ -s "$config" ] || { echo "FAIL: no $config (make guest)" >&2; exit 1; }
 
 run_fsvm_as_root kconfig "$config"

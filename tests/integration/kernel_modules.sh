@@ -6,7 +6,7 @@
 # brought them, and the guest sees the tree at /lib/modules/$(uname -r).
 . "$(dirname "$0")/lib.sh"
 
-kdir=$TOP/build/guest/kernel
+kdir=$TOP/build/guest/6.1/kernel
 mods=$kdir/modules
 ver=$(cat "$kdir/version")
 [ -f "$mods/lib/modules/$ver/modules.dep" ] || { echo "FAIL: no module tree in $mods (make guest)" >&2; exit 1; }
