@@ -72,7 +72,10 @@ static void set_size(int tty)
 }
 
 /* stdin/stdout on ttyS0, stderr on ttyS1. Non-interactive runs get raw
- * ttys (bytes pass unchanged) and an empty stdin. */
+ * ttys (bytes pass unchanged) and an empty stdin. An interactive one has
+ * the terminal for all three, as a login does: shells prompt on stderr,
+ * and fsvm's stderr need not be the terminal (kernel messages stay on
+ * ttyS1). */
 static void setup_stdio(int interactive)
 {
 	int out = open(GUEST_STDOUT_TTY, O_RDWR | O_NOCTTY);
@@ -93,7 +96,7 @@ static void setup_stdio(int interactive)
 	int in = interactive ? out : open("/dev/null", O_RDONLY);
 	dup2(in, STDIN_FILENO);
 	dup2(out, STDOUT_FILENO);
-	dup2(err, STDERR_FILENO);
+	dup2(interactive ? out : err, STDERR_FILENO);
 	for (int fd = 3; fd < 16; fd++)
 		close(fd);
 }
