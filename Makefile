@@ -38,7 +38,7 @@ UNIT_SAN_BINS := $(filter-out $(BUILD)/tests-san/test_seccomp,\
 UNIT_TSAN_SRCS := $(filter-out tests/unit/test_identity.c tests/unit/test_seccomp.c,$(UNIT_SRCS))
 UNIT_TSAN_BINS := $(UNIT_TSAN_SRCS:tests/unit/%.c=$(BUILD)/tests-tsan/%)
 
-.PHONY: all deps guest run check unit integration fuzz fuzz-check fuzz-corpus bench clean man install uninstall
+.PHONY: all deps guest guest-microvm run check unit integration fuzz fuzz-check fuzz-corpus bench clean man install uninstall
 all: fsvm
 
 deps:
@@ -140,6 +140,17 @@ $(GUEST)/%/initramfs.cpio: $(GUEST)/init guest/mkinitramfs tools/kernel-modules 
 
 guest: $(GUEST_FILES)
 
+# The microVM guest: a small kernel built from Debian's linux-source with
+# guest/microvm.config (cached outside the clone, so built once a machine),
+# and the init alone (the kernel has everything built in).
+guest-microvm: $(GUEST)/microvm/kernel/vmlinux $(GUEST)/microvm/initramfs.cpio
+
+$(GUEST)/microvm/kernel/vmlinux: guest/microvm.config guest/mkmicrovm
+	guest/mkmicrovm $(GUEST)/microvm
+
+$(GUEST)/microvm/initramfs.cpio: $(GUEST)/init guest/mkinitramfs $(GUEST)/microvm/kernel/vmlinux
+	guest/mkinitramfs $@ $(GUEST)/init $(GUEST)/microvm/kernel
+
 # Every test binary runs, then the failures (if any) fail the target. A
 # TSan report stops its test binary with a failure.
 unit: $(UNIT_BINS) $(UNIT_SAN_BINS) $(UNIT_TSAN_BINS)
@@ -201,7 +212,7 @@ $(BUILD)/bench/device: bench/device.c $(BUILD)/libfsvm.a
 	$(CC) $(CFLAGS) -o $@ $(filter %.c %.a,$^) $(LDLIBS)
 
 # Guest tests need a KVM that runs stock kernels: this host's, or the lab's.
-integration: fsvm guest
+integration: fsvm guest guest-microvm
 	tests/integration/run-all
 
 # tools/check-layers: includes point only down the layers.

@@ -30,8 +30,8 @@ const char cli_usage[] =
 	"                     \"verbose\": true) and \"command\": [CMD, ARGS...]; flags\n"
 	"                     given as well override it (lists add to it)\n"
 	"  --guest-kernel K   which bundled guest boots: 6.1 or 6.12, Debian's kernels\n"
-	"                     with fsvm's initramfs each (default: $FSVM_GUEST_KERNEL,\n"
-	"                     else " CLI_DEFAULT_GUEST_KERNEL "), or a folder (a path with a '/') holding\n"
+	"                     with fsvm's initramfs each, or microvm (--microvm)\n"
+	"                     (default: $FSVM_GUEST_KERNEL, else " CLI_DEFAULT_GUEST_KERNEL "), or a folder (a path with a '/') holding\n"
 	"                     kernel/vmlinux or kernel/vmlinuz, and initramfs.cpio\n"
 	"  --kernel PATH      bzImage or ELF vmlinux to boot (default: the guest\n"
 	"                     kernel's); from a build tree, its modules come along\n"
@@ -66,6 +66,9 @@ const char cli_usage[] =
 	"                     twice the RAM, at most 8G); 0 turns DAX off\n"
 	"  --transport T      virtio transport of the shares: pci (default) or mmio\n"
 	"                     (virtio-mmio devices described by ACPI tables)\n"
+	"  --microvm          boot the microVM guest (make guest-microvm; with\n"
+	"                     --kernel, that kernel) the fastest way: virtio-mmio\n"
+	"                     devices named on the kernel command line, no ACPI\n"
 	"  --uid-map GUEST:HOST[:COUNT], --gid-map GUEST:HOST[:COUNT]\n"
 	"                     guest ids GUEST.. are host ids HOST.. on the shares;\n"
 	"                     repeatable (up to 8). Default: guest root is you (or,\n"
@@ -150,7 +153,7 @@ int cli_parse_size(const char *s, uint64_t *bytes)
 static bool guest_kernel_valid(const char *name)
 {
 	return !strcmp(name, "6.1") || !strcmp(name, "6.12") ||
-	       strchr(name, '/');
+	       !strcmp(name, CLI_MICROVM_GUEST) || strchr(name, '/');
 }
 
 static int cli_error(char *err, size_t errlen, const char *fmt,
@@ -165,7 +168,7 @@ enum { OPT_KERNEL = 256, OPT_MODULES, OPT_INITRD, OPT_CPUS, OPT_MEM,
        OPT_TIMEOUT, OPT_SETUP_ONLY, OPT_ROOT, OPT_RW_ROOT, OPT_SHARE,
        OPT_RODIR, OPT_RWDIR, OPT_CACHE, OPT_DAX, OPT_TRANSPORT, OPT_UID_MAP,
        OPT_GID_MAP, OPT_HOST_ROOT, OPT_NO_SECCOMP, OPT_CWD, OPT_ENV,
-       OPT_USER, OPT_JSON, OPT_CONFIG, OPT_GUEST_KERNEL };
+       OPT_USER, OPT_JSON, OPT_CONFIG, OPT_GUEST_KERNEL, OPT_MICROVM };
 
 /* Every option, once: getopt reads this table, and so does a config file,
  * whose keys are the long names (vmm/config_file.c). */
@@ -191,6 +194,7 @@ static const struct option run_options[] = {
 	{"cache", required_argument, NULL, OPT_CACHE},
 	{"dax", required_argument, NULL, OPT_DAX},
 	{"transport", required_argument, NULL, OPT_TRANSPORT},
+	{"microvm", no_argument, NULL, OPT_MICROVM},
 	{"uid-map", required_argument, NULL, OPT_UID_MAP},
 	{"gid-map", required_argument, NULL, OPT_GID_MAP},
 	{"host-root", no_argument, NULL, OPT_HOST_ROOT},
@@ -426,6 +430,10 @@ static int parse_run_option(int opt, char *arg, struct fsvm_config *cfg,
 			return cli_error(err, errlen,
 					 "--transport: '%s' is not pci or mmio",
 					 arg);
+		cfg->transport_given = true;
+		return 0;
+	case OPT_MICROVM:
+		cfg->microvm = true;
 		return 0;
 	case OPT_CACHE:
 		if (strcmp(arg, "none") && strcmp(arg, "auto") &&
@@ -459,7 +467,7 @@ static int parse_run_option(int opt, char *arg, struct fsvm_config *cfg,
 	case OPT_GUEST_KERNEL:
 		if (!guest_kernel_valid(arg))
 			return cli_error(err, errlen,
-					 "--guest-kernel: '%s' is not 6.1, 6.12 or a folder (a path with a '/')",
+					 "--guest-kernel: '%s' is not 6.1, 6.12, microvm or a folder (a path with a '/')",
 					 arg);
 		cfg->guest_kernel = arg;
 		return 0;
@@ -664,9 +672,19 @@ int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 		const char *env = getenv("FSVM_GUEST_KERNEL");
 		if (env && *env && !guest_kernel_valid(env))
 			return cli_error(err, errlen,
-					 "FSVM_GUEST_KERNEL: '%s' is not 6.1, 6.12 or a folder (a path with a '/')",
+					 "FSVM_GUEST_KERNEL: '%s' is not 6.1, 6.12, microvm or a folder (a path with a '/')",
 					 env);
-		cfg->guest_kernel = env && *env ? env : CLI_DEFAULT_GUEST_KERNEL;
+		cfg->guest_kernel = env && *env ? env
+				   : cfg->microvm ? CLI_MICROVM_GUEST
+						  : CLI_DEFAULT_GUEST_KERNEL;
+	}
+	if (!cfg->kernel && !strcmp(cfg->guest_kernel, CLI_MICROVM_GUEST))
+		cfg->microvm = true;
+	if (cfg->microvm) {
+		if (cfg->transport_given && cfg->transport != CLI_TRANSPORT_MMIO)
+			return cli_error(err, errlen, "%s",
+					 "--microvm: its shares are virtio-mmio devices, so --transport pci does not apply");
+		cfg->transport = CLI_TRANSPORT_MMIO;
 	}
 	for (unsigned int i = 0; i < cfg->nr_shares; i++)
 		if (cfg->shares[i].devices && !cfg->host_root)

@@ -26,6 +26,9 @@ enum cli_command { CLI_RUN, CLI_HELP, CLI_VERSION, CLI_KCONFIG };
 /* How the guest reaches the virtio-fs devices. */
 enum cli_transport { CLI_TRANSPORT_PCI, CLI_TRANSPORT_MMIO };
 
+/* The microVM guest's name among the packaged ones (make guest-microvm). */
+#define CLI_MICROVM_GUEST "microvm"
+
 /* A host folder given to the guest with --share HOST[:GUEST][:OPTIONS]. */
 struct cli_share {
 	const char *host;
@@ -41,8 +44,8 @@ struct cli_id_map {
 
 struct fsvm_config {
 	enum cli_command command;
-	/* The packaged guest: "6.1" or "6.12" (a folder of the guest folder)
-	 * or, with a '/', a folder laid out the same way. */
+	/* The packaged guest: "6.1", "6.12" or "microvm" (a folder of the
+	 * guest folder) or, with a '/', a folder laid out the same way. */
 	const char *guest_kernel;
 	const char *kernel;       /* NULL: the guest's kernel */
 	const char *modules;      /* --modules: INSTALL_MOD_PATH of the kernel's modules */
@@ -55,6 +58,10 @@ struct fsvm_config {
 	const char *cache;        /* none, auto or always */
 	int64_t dax;              /* DAX window per share; -1: default, 0: off */
 	enum cli_transport transport;
+	bool transport_given;     /* --transport was said */
+	/* The microVM way: virtio-mmio devices named on the kernel command
+	 * line, no ACPI; by default the microVM guest. */
+	bool microvm;
 	/* Who the guest is on the host: with host_root, fsvm keeps root's
 	 * privileges and ids pass unchanged; otherwise the maps (empty:
 	 * guest root is the user fsvm runs for, see vmm/identity.c). */

@@ -271,8 +271,10 @@ int fsvm_run(const struct fsvm_config *cfg, struct run_summary *sum)
 		return fail("kvm", why, err);
 	if (!cfg->setup_only && !arch_runs_stock_kernels(&why))
 		return fail("kvm", why, 0);
-	if ((err = board_create(&r->board, cfg->mem, cfg->cpus,
-				cfg->transport == CLI_TRANSPORT_MMIO, &why)))
+	enum board_virtio how = cfg->microvm ? BOARD_VIRTIO_MMIO_CMDLINE
+				: cfg->transport == CLI_TRANSPORT_MMIO ? BOARD_VIRTIO_MMIO_ACPI
+								       : BOARD_VIRTIO_PCI;
+	if ((err = board_create(&r->board, cfg->mem, cfg->cpus, how, &why)))
 		return fail("machine", why, err);
 	if ((err = console_init(&r->con, vm)))
 		return fail("console", "cannot set up", err);

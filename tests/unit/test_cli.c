@@ -380,7 +380,7 @@ static void test_bad_choices(void **state)
 		{"--transport", "--transport: '%s' is not pci or mmio",
 		 {"", "PCI", "virtio-mmio", "mmio "}},
 		{"--guest-kernel",
-		 "--guest-kernel: '%s' is not 6.1, 6.12 or a folder (a path with a '/')",
+		 "--guest-kernel: '%s' is not 6.1, 6.12, microvm or a folder (a path with a '/')",
 		 {"", "6.2", "6.1.0-57-amd64", "vmlinuz"}},
 	};
 	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++)
@@ -399,8 +399,8 @@ static void test_guest_kernel(void **state)
 	expect_ok(p);
 	assert_string_equal(p->cfg.guest_kernel, CLI_DEFAULT_GUEST_KERNEL);
 	done(p);
-	static const char *const good[] = {"6.1", "6.12", "/opt/guest",
-					   "./mine"};
+	static const char *const good[] = {"6.1", "6.12", "microvm",
+					   "/opt/guest", "./mine"};
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
 		p = parse("run", "--guest-kernel", good[i], "--", "true");
 		expect_ok(p);
@@ -420,8 +420,51 @@ static void test_guest_kernel(void **state)
 	done(p);
 	setenv("FSVM_GUEST_KERNEL", "5.10", 1);
 	expect_error(parse("run"),
-		     "FSVM_GUEST_KERNEL: '5.10' is not 6.1, 6.12 or a folder (a path with a '/')");
+		     "FSVM_GUEST_KERNEL: '5.10' is not 6.1, 6.12, microvm or a folder (a path with a '/')");
 	unsetenv("FSVM_GUEST_KERNEL");
+}
+
+/* --microvm boots the microVM guest (or a --kernel) over virtio-mmio named
+ * on the command line; naming the microVM guest is the same; PCI cannot
+ * go with it. */
+static void test_microvm(void **state)
+{
+	(void)state;
+	unsetenv("FSVM_GUEST_KERNEL");
+	struct parsed *p = parse("run", "--microvm", "--", "true");
+	expect_ok(p);
+	assert_true(p->cfg.microvm);
+	assert_string_equal(p->cfg.guest_kernel, CLI_MICROVM_GUEST);
+	assert_int_equal(p->cfg.transport, CLI_TRANSPORT_MMIO);
+	done(p);
+	p = parse("run", "--guest-kernel", "microvm");
+	expect_ok(p);
+	assert_true(p->cfg.microvm);
+	assert_int_equal(p->cfg.transport, CLI_TRANSPORT_MMIO);
+	done(p);
+	setenv("FSVM_GUEST_KERNEL", "microvm", 1);
+	p = parse("run");
+	expect_ok(p);
+	assert_true(p->cfg.microvm);
+	done(p);
+	/* A kernel of the user's own is booted as it is asked. */
+	p = parse("run", "--kernel", "/k/vmlinux");
+	expect_ok(p);
+	assert_false(p->cfg.microvm);
+	assert_int_equal(p->cfg.transport, CLI_TRANSPORT_PCI);
+	done(p);
+	unsetenv("FSVM_GUEST_KERNEL");
+	p = parse("run", "--microvm", "--kernel", "/k/vmlinux", "--transport", "mmio");
+	expect_ok(p);
+	assert_true(p->cfg.microvm);
+	assert_string_equal(p->cfg.kernel, "/k/vmlinux");
+	done(p);
+	expect_error(parse("run", "--microvm", "--transport", "pci"),
+		     "--microvm: its shares are virtio-mmio devices, so --transport pci does not apply");
+	p = parse("run");
+	expect_ok(p);
+	assert_false(p->cfg.microvm);
+	done(p);
 }
 
 static void test_unknown_option(void **state)
@@ -908,6 +951,7 @@ int main(void)
 		cmocka_unit_test(test_unrepresentable_timeout_rejected),
 		cmocka_unit_test(test_bad_choices),
 		cmocka_unit_test(test_guest_kernel),
+		cmocka_unit_test(test_microvm),
 		cmocka_unit_test(test_unknown_option),
 		cmocka_unit_test(test_missing_value),
 		cmocka_unit_test(test_value_for_flag_not_reported_as_missing),

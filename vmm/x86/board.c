@@ -28,10 +28,12 @@
  * allows. */
 static const unsigned int virtio_mmio_irqs[] = {5, 6, 7, 10, 11, 14, 15};
 
-int board_create(struct board *b, uint64_t mem, unsigned int cpus, bool mmio,
-		 const char **why)
+int board_create(struct board *b, uint64_t mem, unsigned int cpus,
+		 enum board_virtio how, const char **why)
 {
 	struct vm *vm = &b->vm;
+	bool mmio = how != BOARD_VIRTIO_PCI;
+	b->how = how;
 	int err = guest_mem_init(&vm->mem, mem, RAM_LOW_LIMIT, RAM_HIGH_START);
 	if (err) {
 		*why = "cannot allocate guest RAM";
@@ -67,7 +69,7 @@ int board_create(struct board *b, uint64_t mem, unsigned int cpus, bool mmio,
 	};
 	/* virtio-mmio devices cannot be probed: ACPI describes them, and an
 	 * ACPI machine has a PM1 block. */
-	if (!err && mmio)
+	if (!err && how == BOARD_VIRTIO_MMIO_ACPI)
 		err = io_bus_register(&vm->pio, ACPI_PM_PORT, ACPI_PM_LEN,
 				      acpi_pm_io, &b->acpi_pm);
 	if (err)
@@ -101,22 +103,39 @@ static int write_acpi(struct board *b)
 			  b->virtio.nr_devices);
 }
 
+/* The virtio-mmio devices as a kernel without ACPI learns of them:
+ * "virtio_mmio.device=SIZE@BASE:IRQ" each. */
+static void mmio_devices_cmdline(const struct board *b, char *buf, size_t len)
+{
+	size_t n = 0;
+	buf[0] = '\0';
+	for (unsigned int i = 0; i < b->virtio.nr_devices && n < len; i++) {
+		const struct virtio_mmio *m = virtio_bus_mmio(&b->virtio, i);
+		n += (size_t)snprintf(buf + n, len - n,
+				      " virtio_mmio.device=%#x@%#llx:%u",
+				      VIRTIO_MMIO_SIZE,
+				      (unsigned long long)m->base, m->irq);
+	}
+}
+
 int board_boot(struct board *b, const char *extra, bool verbose,
 	       const char **why)
 {
 	struct vm *vm = &b->vm;
-	bool mmio = b->virtio.mmio;
+	char devices[VIRTIO_BUS_MAX_DEVICES * 48];
+	mmio_devices_cmdline(b, devices, sizeof(devices));
 	char cmdline[BOOT_CMDLINE_MAX];
-	snprintf(cmdline, sizeof(cmdline), "%s%s%s%s%s", BASE_CMDLINE,
-		 mmio ? "" : " acpi=off", verbose ? "" : " quiet",
-		 extra ? " " : "", extra ? extra : "");
+	snprintf(cmdline, sizeof(cmdline), "%s%s%s%s%s%s", BASE_CMDLINE,
+		 b->how == BOARD_VIRTIO_PCI ? " acpi=off" : "",
+		 b->how == BOARD_VIRTIO_MMIO_CMDLINE ? devices : "",
+		 verbose ? "" : " quiet", extra ? " " : "", extra ? extra : "");
 	int err = boot_set_cmdline(&vm->mem, &b->ki, cmdline, &b->zp, why);
 	if (err)
 		return err;
 	boot_set_e820(&vm->mem, &b->zp);
 	if (boot_write_tables(&vm->mem, &b->zp) < 0 ||
 	    mptable_write(&vm->mem, vm->nr_vcpus) < 0 ||
-	    (mmio && write_acpi(b) < 0)) {
+	    (b->how == BOARD_VIRTIO_MMIO_ACPI && write_acpi(b) < 0)) {
 		*why = "guest RAM too small for boot tables";
 		return -ENOSPC;
 	}

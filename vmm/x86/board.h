@@ -1,7 +1,8 @@
 /* fsvm's x86 machine: RAM around the PCI hole, KVM's in-kernel PIC, I/O
  * APIC and PIT, a PCI host bridge, the plan for virtio devices (PCI, or
- * virtio-mmio pages and IRQs that ACPI describes), and the boot CPU
- * entering a bzImage the 64-bit way. Layout: vmm/x86/memory_map.h. */
+ * virtio-mmio pages and IRQs that ACPI or the kernel command line
+ * describes), and the boot CPU entering a bzImage the 64-bit way. Layout:
+ * vmm/x86/memory_map.h. */
 #ifndef FSVM_X86_BOARD_H
 #define FSVM_X86_BOARD_H
 
@@ -15,8 +16,16 @@
 #include "vmm/x86/acpi.h"
 #include "vmm/x86/boot.h"
 
+/* How the guest finds its virtio devices. */
+enum board_virtio {
+	BOARD_VIRTIO_PCI,
+	BOARD_VIRTIO_MMIO_ACPI,    /* ACPI tables (Debian's kernels) */
+	BOARD_VIRTIO_MMIO_CMDLINE, /* virtio_mmio.device= (kernels without ACPI) */
+};
+
 struct board {
 	struct vm vm;
+	enum board_virtio how;
 	struct pci_host pci;
 	struct virtio_bus virtio;
 	struct acpi_pm acpi_pm;
@@ -25,10 +34,10 @@ struct board {
 };
 
 /* Builds the machine on an opened KVM (vm->kvm_fd): mem bytes of RAM,
- * cpus vCPUs, virtio devices on virtio-mmio when mmio, else on PCI. On
- * error *why says what failed. */
-int board_create(struct board *b, uint64_t mem, unsigned int cpus, bool mmio,
-		 const char **why);
+ * cpus vCPUs, virtio devices found as how says. On error *why says what
+ * failed. */
+int board_create(struct board *b, uint64_t mem, unsigned int cpus,
+		 enum board_virtio how, const char **why);
 
 /* Copies a kernel into RAM: a bzImage's, or an ELF vmlinux's segments. */
 int board_load_kernel(struct board *b, const uint8_t *img, size_t size,
