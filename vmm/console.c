@@ -75,9 +75,9 @@ int console_start(struct console *con, struct event_loop *loop)
 	con->loop = loop;
 	if (tcgetattr(con->stdin_fd, &con->saved) == 0) {
 		struct termios raw = con->saved;
+		/* Output too: the guest's tty already turned its newlines
+		 * into CR LF, and a second pass would make that CR CR LF. */
 		cfmakeraw(&raw);
-		/* Keep output post-processing: the guest tty already did it. */
-		raw.c_oflag = con->saved.c_oflag;
 		if (tcsetattr(con->stdin_fd, TCSANOW, &raw) == 0)
 			con->raw = true;
 	}
