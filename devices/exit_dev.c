@@ -42,8 +42,6 @@ static void on_guest_mark(void *opaque, uint8_t mark, uint32_t clock_us)
 	case GUEST_MARK_COMMAND:
 		atomic_store(&vm->command_started, true);
 		timeline_mark(tl, TL_COMMAND_START);
-		log_info("guest user space started at %.1f ms",
-			 vm_elapsed_ms(vm));
 		break;
 	case GUEST_MARK_INIT:
 		/* The guest's clock started with its kernel: so many

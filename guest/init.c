@@ -15,7 +15,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "guest/mounts.h"
@@ -196,15 +195,41 @@ static void mark(unsigned char step)
 		outb(step, EXIT_DEV_PORT + EXIT_DEV_REG_MARK);
 }
 
+/* Microseconds on the clock of the kernel's messages, which starts with
+ * the kernel (CLOCK_MONOTONIC starts later, at timekeeping's set-up):
+ * the timestamp of a record we log at debug level, below any console's
+ * level. 0 if /dev/kmsg cannot say. */
+static unsigned int kernel_clock_us(void)
+{
+	static const char note[] = "fsvm-init: started";
+	int fd = open("/dev/kmsg", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	unsigned long long us = 0;
+	char rec[2048];
+	ssize_t n;
+	if (lseek(fd, 0, SEEK_END) >= 0 && dprintf(fd, "<7>%s\n", note) > 0)
+		while ((n = read(fd, rec, sizeof(rec) - 1)) > 0) {
+			rec[n] = '\0'; /* "PRIO,SEQ,MICROSECONDS,FLAGS;TEXT" */
+			const char *text = strchr(rec, ';');
+			if (text && !strncmp(text + 1, note, sizeof(note) - 1)) {
+				if (sscanf(rec, "%*u,%*u,%llu", &us) != 1)
+					us = 0;
+				break;
+			}
+		}
+	close(fd);
+	return us > 0xffffffffULL ? 0 : (unsigned int)us;
+}
+
 /* The first mark also says how long the kernel has been running, so fsvm
- * can tell the time before the kernel's clock started from the rest. */
+ * can tell the time before the kernel started from the rest. */
 static void mark_init(void)
 {
 	have_port = ioperm(EXIT_DEV_PORT, EXIT_DEV_LEN, 1) == 0;
-	struct timespec now;
-	if (have_port && clock_gettime(CLOCK_MONOTONIC, &now) == 0)
-		outl((unsigned int)(now.tv_sec * 1000000 + now.tv_nsec / 1000),
-		     EXIT_DEV_PORT + EXIT_DEV_REG_CLOCK);
+	unsigned int us = have_port ? kernel_clock_us() : 0;
+	if (us)
+		outl(us, EXIT_DEV_PORT + EXIT_DEV_REG_CLOCK);
 	mark(GUEST_MARK_INIT);
 }
 
@@ -242,8 +267,8 @@ int main(void)
 	static char cwd[4096];
 	struct run_as as = {0};
 
+	mount_basics(); /* /dev first: the kernel's clock is read in /dev/kmsg */
 	mark_init();
-	mount_basics();
 	int interactive = access("/" GUEST_SPEC_TTY, F_OK) == 0;
 	setup_stdio(interactive);
 	/* The job description lives in the initramfs we are about to leave. */

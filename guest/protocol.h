@@ -46,7 +46,7 @@
 #define EXIT_DEV_LEN 8
 #define EXIT_DEV_REG_STATUS 0 /* byte write: exit status, ends the VM */
 #define EXIT_DEV_REG_MARK 1   /* byte write: a GUEST_MARK_* */
-/* 32-bit write: the guest's CLOCK_MONOTONIC in microseconds, sent just
+/* 32-bit write: the time on the kernel's message clock in microseconds, sent just
  * before GUEST_MARK_INIT: fsvm reckons when the kernel's clock started. */
 #define EXIT_DEV_REG_CLOCK 4
 
