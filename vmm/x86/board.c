@@ -104,11 +104,10 @@ static int write_acpi(struct board *b)
 }
 
 /* The virtio-mmio devices as a kernel without ACPI learns of them:
- * "virtio_mmio.device=SIZE@BASE:IRQ" each. */
+ * "virtio_mmio.device=SIZE@BASE:IRQ" each; and no PCI bus to probe. */
 static void mmio_devices_cmdline(const struct board *b, char *buf, size_t len)
 {
-	size_t n = 0;
-	buf[0] = '\0';
+	size_t n = (size_t)snprintf(buf, len, " pci=off");
 	for (unsigned int i = 0; i < b->virtio.nr_devices && n < len; i++) {
 		const struct virtio_mmio *m = virtio_bus_mmio(&b->virtio, i);
 		n += (size_t)snprintf(buf + n, len - n,
