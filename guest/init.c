@@ -202,13 +202,16 @@ static void mark(unsigned char step)
 static unsigned int kernel_clock_us(void)
 {
 	static const char note[] = "fsvm-init: started";
+	static const char record[] = "<7>fsvm-init: started\n";
 	int fd = open("/dev/kmsg", O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
 	unsigned long long us = 0;
 	char rec[2048];
 	ssize_t n;
-	if (lseek(fd, 0, SEEK_END) >= 0 && dprintf(fd, "<7>%s\n", note) > 0)
+	/* One write() per record: dprintf seeks, which /dev/kmsg refuses. */
+	if (lseek(fd, 0, SEEK_END) >= 0 &&
+	    write(fd, record, sizeof(record) - 1) > 0)
 		while ((n = read(fd, rec, sizeof(rec) - 1)) > 0) {
 			rec[n] = '\0'; /* "PRIO,SEQ,MICROSECONDS,FLAGS;TEXT" */
 			const char *text = strchr(rec, ';');
