@@ -1,5 +1,6 @@
 /* Console scanner for the kernel's last words: "Kernel panic - not
- * syncing: <reason>", "reboot: Power down" and "reboot: System halted". */
+ * syncing: <reason>", "reboot: Power down" and "reboot: System halted"
+ * (6.x: "reboot: Power off not available: System halted instead"). */
 #include "vmm/panic_watch.h"
 
 #include <string.h>
@@ -10,6 +11,8 @@ static const char panic_needle[] = "Kernel panic - not syncing: ";
  * no way to power off and halts instead, so poweroff shows as the second. */
 static const char poweroff_needle[] = "reboot: Power down";
 static const char halt_needle[] = "reboot: System halted";
+/* Linux 6.2 and later say so when a poweroff falls back to a halt. */
+static const char fallback_needle[] = "reboot: Power off not available";
 
 /* Advances a match of needle (which has no repeated prefix, so a mismatch
  * restarts); true when the whole needle has been seen, and the next byte
@@ -40,7 +43,8 @@ void panic_watch_byte(void *opaque, uint8_t byte)
 	/* Even after a panic line: after the mark that can be the command's
 	 * text, which must not hide a real power-off. */
 	if (needle_step(poweroff_needle, &w->poweroff_match, byte) |
-	    needle_step(halt_needle, &w->halt_match, byte)) {
+	    needle_step(halt_needle, &w->halt_match, byte) |
+	    needle_step(fallback_needle, &w->fallback_match, byte)) {
 		w->poweroff_seen = true;
 		return;
 	}

@@ -18,6 +18,7 @@ struct panic_watch {
 	unsigned int panic_match;
 	unsigned int poweroff_match;
 	unsigned int halt_match;
+	unsigned int fallback_match;
 	bool poweroff_seen; /* the rest of its line is still to come */
 };
 

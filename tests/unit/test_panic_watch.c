@@ -183,6 +183,17 @@ static void test_halt_stops_the_vm(void **state)
 	assert_int_equal(vm->exit_status, 0);
 }
 
+/* Newer kernels name the fallback: the same clean end. */
+static void test_halt_instead_of_poweroff_stops_the_vm(void **state)
+{
+	struct vm *vm = *state;
+	feed(vm, "[  20.1] reboot: Power off not available: System halted instead");
+	assert_false(atomic_load(&vm->stopping));
+	feed(vm, "\n");
+	assert_true(atomic_load(&vm->stopping));
+	assert_int_equal(vm->exit_status, 0);
+}
+
 /* A panicked kernel reboots into a 125: no power-off line makes it 0. */
 static void test_poweroff_after_panic_ignored(void **state)
 {
@@ -267,6 +278,7 @@ int main(void)
 		VM_TEST(test_init_panic_seen),
 		VM_TEST(test_poweroff_stops_the_vm),
 		VM_TEST(test_halt_stops_the_vm),
+		VM_TEST(test_halt_instead_of_poweroff_stops_the_vm),
 		VM_TEST(test_poweroff_after_panic_ignored),
 		VM_TEST(test_forged_poweroff_after_mark),
 		VM_TEST(test_one_running_vcpu_keeps_the_vm),
