@@ -149,6 +149,10 @@ int cli_parse_size(const char *s, uint64_t *bytes)
 	return 0;
 }
 
+/* What --guest-kernel and $FSVM_GUEST_KERNEL take, for their errors. */
+#define GUEST_KERNEL_CHOICES \
+	"'%s' is not 6.1, 6.12, microvm or a folder (a path with a '/')"
+
 /* A packaged guest's name, or a folder: anything with a '/'. */
 static bool guest_kernel_valid(const char *name)
 {
@@ -467,7 +471,7 @@ static int parse_run_option(int opt, char *arg, struct fsvm_config *cfg,
 	case OPT_GUEST_KERNEL:
 		if (!guest_kernel_valid(arg))
 			return cli_error(err, errlen,
-					 "--guest-kernel: '%s' is not 6.1, 6.12, microvm or a folder (a path with a '/')",
+					 "--guest-kernel: " GUEST_KERNEL_CHOICES,
 					 arg);
 		cfg->guest_kernel = arg;
 		return 0;
@@ -672,7 +676,7 @@ int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 		const char *env = getenv("FSVM_GUEST_KERNEL");
 		if (env && *env && !guest_kernel_valid(env))
 			return cli_error(err, errlen,
-					 "FSVM_GUEST_KERNEL: '%s' is not 6.1, 6.12, microvm or a folder (a path with a '/')",
+					 "FSVM_GUEST_KERNEL: " GUEST_KERNEL_CHOICES,
 					 env);
 		cfg->guest_kernel = env && *env ? env
 				   : cfg->microvm ? CLI_MICROVM_GUEST
