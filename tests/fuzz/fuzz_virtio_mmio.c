@@ -176,7 +176,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	share = scratch_share();
 	block_wait_signal(); /* virtio-fs's workers inherit the mask */
 
-	vm.mem = (struct guest_mem){.memfd = -1};
+	vm.mem = (struct guest_mem){0};
 	ram[0] = guarded_alloc(RAM_SIZE);
 	ram[1] = guarded_alloc(RAM_SIZE);
 	static uint8_t shm_stand_in[1];

@@ -172,7 +172,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argc; (void)argv;
 	const char *why = "";
 	vm.kvm_fd = vm.vm_fd = -1;
-	vm.mem = (struct guest_mem){.memfd = -1};
+	vm.mem = (struct guest_mem){0};
 	ram = guarded_alloc(RAM_SIZE);
 	int err = kvm_open(&vm, &why);
 	if (!err)

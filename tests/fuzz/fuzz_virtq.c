@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(ram, 0, MEM_SIZE);
 	memcpy(ram, data + 1, size - 1 < MEM_SIZE ? size - 1 : MEM_SIZE);
 
-	struct guest_mem mem = {.memfd = -1};
+	struct guest_mem mem = {0};
 	guest_mem_add(&mem, 0, MEM_SIZE, ram);
 	struct split_ring q;
 	if (split_ring_init(&q, &mem, QUEUE_SIZE, DESC_GPA, AVAIL_GPA, USED_GPA,

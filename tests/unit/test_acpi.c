@@ -41,7 +41,7 @@ static int setup(void **state)
 {
 	struct ram *r = calloc(1, sizeof(*r));
 	r->bytes = calloc(1, RAM_SIZE);
-	r->mem = (struct guest_mem){.memfd = -1};
+	r->mem = (struct guest_mem){0};
 	guest_mem_add(&r->mem, 0, RAM_SIZE, r->bytes);
 	*state = r;
 	return 0;
@@ -186,7 +186,7 @@ static void test_limits(void **state)
 			 -EINVAL);
 	assert_int_equal(acpi_write(&r->mem, 1, devs, ACPI_MAX_DEVS + 1),
 			 -EINVAL);
-	struct guest_mem none = {.memfd = -1};
+	struct guest_mem none = {0};
 	assert_int_equal(acpi_write(&none, 1, devs, 1), -EFAULT);
 }
 

@@ -82,7 +82,7 @@ static struct guest_mem new_mem(uint64_t size)
 
 static struct guest_mem small_mem(uint8_t *buf, uint64_t size)
 {
-	struct guest_mem mem = {.memfd = -1};
+	struct guest_mem mem = {0};
 	assert_int_equal(guest_mem_add(&mem, 0, size, buf), 0);
 	return mem;
 }
@@ -614,7 +614,7 @@ static void test_e820_region_above_1m_only(void **state)
 {
 	(void)state;
 	static uint8_t buf[0x1000];
-	struct guest_mem mem = {.memfd = -1};
+	struct guest_mem mem = {0};
 	assert_int_equal(guest_mem_add(&mem, 0x200000, sizeof(buf), buf), 0);
 	struct boot_params zp = {0};
 	boot_set_e820(&mem, &zp);

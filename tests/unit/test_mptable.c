@@ -64,7 +64,7 @@ static int teardown_ram(void **state)
 
 static struct guest_mem ram_mem(uint8_t *ram, uint64_t size)
 {
-	struct guest_mem mem = {.memfd = -1};
+	struct guest_mem mem = {0};
 	assert_int_equal(guest_mem_add(&mem, 0, size, ram), 0);
 	return mem;
 }

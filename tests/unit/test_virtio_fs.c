@@ -181,7 +181,7 @@ static int setup(void **state)
 	r.ram = mmap(NULL, RAM_SIZE, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	assert_true(r.ram != MAP_FAILED);
-	r.mem = (struct guest_mem){.memfd = -1};
+	r.mem = (struct guest_mem){0};
 	assert_int_equal(guest_mem_add(&r.mem, 0, RAM_SIZE, r.ram), 0);
 	struct fuse_server_config cfg = {.root = r.root, .cache = FUSE_CACHE_AUTO};
 	assert_int_equal(virtio_fs_create(&r.fs, "t", &cfg, NRQ, 0, 0), 0);

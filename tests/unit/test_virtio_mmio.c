@@ -63,7 +63,7 @@ static int setup(void **state)
 {
 	struct fake *f = calloc(1, sizeof(*f));
 	f->ram = calloc(1, RAM_SIZE);
-	f->vm.mem = (struct guest_mem){.memfd = -1};
+	f->vm.mem = (struct guest_mem){0};
 	guest_mem_add(&f->vm.mem, 0, RAM_SIZE, f->ram);
 	memcpy(f->config, "tag!\x01\x02\x03\x04", sizeof(f->config));
 	f->dev = (struct virtio_dev){

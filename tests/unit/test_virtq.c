@@ -52,7 +52,7 @@ static int setup(void **state)
 {
 	struct ring *r = calloc(1, sizeof(*r));
 	r->ram = calloc(1, RAM_SIZE);
-	r->mem = (struct guest_mem){.memfd = -1};
+	r->mem = (struct guest_mem){0};
 	guest_mem_add(&r->mem, 0, RAM_SIZE, r->ram);
 	assert_int_equal(split_ring_init(&r->q, &r->mem, QSIZE, DESC, AVAIL, USED,
 				    true, true),

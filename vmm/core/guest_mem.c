@@ -23,37 +23,48 @@ int guest_mem_add(struct guest_mem *mem, uint64_t gpa, uint64_t size,
 	return 0;
 }
 
+/* Transparent huge pages: a guest fault maps 2 MiB at once and the
+ * kernel's pages are populated in a few faults rather than thousands
+ * (QEMU and Cloud Hypervisor ask for them too). */
+#define THP_SIZE (2ULL << 20)
+
+/* An anonymous mapping of len bytes whose start is THP_SIZE-aligned, so
+ * that guest-physical 2 MiB pages fall on host huge pages. */
+static void *map_aligned(uint64_t len)
+{
+	uint8_t *p = mmap(NULL, len + THP_SIZE, PROT_READ | PROT_WRITE,
+			  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	uint8_t *base = (uint8_t *)(((uintptr_t)p + THP_SIZE - 1) &
+				    ~(uintptr_t)(THP_SIZE - 1));
+	if (base > p)
+		munmap(p, (size_t)(base - p));
+	munmap(base + len, (size_t)(p + THP_SIZE - base));
+	return base;
+}
+
 int guest_mem_init(struct guest_mem *mem, uint64_t ram_size,
 		   uint64_t hole_start, uint64_t hole_end)
 {
-	*mem = (struct guest_mem){.memfd = -1};
-	int fd = memfd_create("fsvm-ram", MFD_CLOEXEC);
-	if (fd < 0)
+	*mem = (struct guest_mem){0};
+	if (ram_size == 0)
+		return -EINVAL;
+	uint8_t *base = map_aligned(ram_size);
+	if (!base)
 		return -errno;
-	if (ftruncate(fd, (off_t)ram_size) < 0) {
-		int err = -errno;
-		close(fd);
-		return err;
-	}
-	void *base = mmap(NULL, ram_size, PROT_READ | PROT_WRITE,
-			  MAP_SHARED | MAP_NORESERVE, fd, 0);
-	if (base == MAP_FAILED) {
-		int err = -errno;
-		close(fd);
-		return err;
-	}
+	/* A kernel without THP says EINVAL: small pages work all the same. */
+	madvise(base, ram_size, MADV_HUGEPAGE);
 	/* Guest RAM is never worth a core dump or a copy into a fork. */
 	madvise(base, ram_size, MADV_DONTDUMP);
 	madvise(base, ram_size, MADV_DONTFORK);
-	mem->memfd = fd;
 	mem->base = base;
 	mem->ram_size = ram_size;
 
 	uint64_t low = ram_size < hole_start ? ram_size : hole_start;
 	int err = guest_mem_add(mem, 0, low, base);
 	if (!err && ram_size > low)
-		err = guest_mem_add(mem, hole_end, ram_size - low,
-				    (uint8_t *)base + low);
+		err = guest_mem_add(mem, hole_end, ram_size - low, base + low);
 	if (err)
 		guest_mem_destroy(mem);
 	return err;
@@ -63,9 +74,7 @@ void guest_mem_destroy(struct guest_mem *mem)
 {
 	if (mem->base)
 		munmap(mem->base, mem->ram_size);
-	if (mem->memfd >= 0)
-		close(mem->memfd);
-	*mem = (struct guest_mem){.memfd = -1};
+	*mem = (struct guest_mem){0};
 }
 
 void *guest_ptr(const struct guest_mem *mem, uint64_t gpa, uint64_t len)

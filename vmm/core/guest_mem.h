@@ -19,12 +19,11 @@ struct guest_region {
 struct guest_mem {
 	struct guest_region regions[GUEST_MEM_MAX_REGIONS];
 	unsigned int nr_regions;
-	int memfd;       /* backs all RAM regions; -1 when not memfd-backed */
-	uint8_t *base;   /* host mapping of the whole memfd */
+	uint8_t *base;   /* host mapping of all of guest RAM */
 	uint64_t ram_size;
 };
 
-/* Allocates ram_size bytes of guest RAM from a memfd, from address 0 up
+/* Allocates ram_size bytes of anonymous guest RAM, from address 0 up
  * to hole_start and the rest from hole_end on (the board's hole for
  * devices). Returns 0 or a negative errno. */
 int guest_mem_init(struct guest_mem *mem, uint64_t ram_size,

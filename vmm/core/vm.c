@@ -16,7 +16,6 @@
 int vm_init(struct vm *vm)
 {
 	*vm = (struct vm){.kvm_fd = -1, .vm_fd = -1, .halt_check_fd = -1};
-	vm->mem.memfd = -1;
 	clock_gettime(CLOCK_MONOTONIC, &vm->launched);
 	timeline_init(&vm->timeline, &vm->launched);
 	pthread_mutex_init(&vm->stop_lock, NULL);

@@ -69,7 +69,7 @@ int vmlinux_load(const struct guest_mem *mem, const uint8_t *img, size_t size,
 			*why = "guest RAM too small for the kernel";
 			return -ENOMEM;
 		}
-		/* Guest RAM is fresh from its memfd, zero already: the bss
+		/* Guest RAM is fresh anonymous memory, zero already: the bss
 		 * (memsz past filesz) is left untouched, unpopulated. */
 		guest_mem_prefault(mem, ph.p_paddr, ph.p_filesz);
 		memcpy(dst, img + ph.p_offset, ph.p_filesz);
