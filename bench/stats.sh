@@ -19,11 +19,19 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && a != "-" && b > 0) pri
 
 # in_lab_if_needed SCRIPT ARGS...: re-runs the script inside the lab when this
 # host's KVM cannot run a stock kernel; returns only when already capable.
+# With BENCH_LAB_IDLE=SECONDS the lab counts as hung when the script has not
+# beaten (lab_alive) for that long.
 in_lab_if_needed() {
 	local top
 	top=$(cd "$(dirname "$0")/.." && pwd)
 	if ! "$top/tools/kvm-check" >/dev/null 2>&1; then
 		echo "bench: host KVM cannot run stock kernels; running inside the lab (emulated: compare ratios only)"
-		exec "$top/tools/lab" --timeout 3000 -- "$@"
+		exec "$top/tools/lab" --timeout 3000 ${BENCH_LAB_IDLE:+--idle "$BENCH_LAB_IDLE"} -- "$@"
 	fi
+}
+
+# lab_alive: tells tools/lab's idle watchdog that the script still makes
+# progress (nothing outside the lab).
+lab_alive() {
+	[ "${LAB:-}" != 1 ] || echo "@@lab-alive@@" >/dev/ttyS0
 }
