@@ -38,7 +38,7 @@ UNIT_SAN_BINS := $(filter-out $(BUILD)/tests-san/test_seccomp,\
 UNIT_TSAN_SRCS := $(filter-out tests/unit/test_identity.c tests/unit/test_seccomp.c,$(UNIT_SRCS))
 UNIT_TSAN_BINS := $(UNIT_TSAN_SRCS:tests/unit/%.c=$(BUILD)/tests-tsan/%)
 
-.PHONY: all deps guest guest-microvm run check unit integration fuzz fuzz-check fuzz-corpus bench clean man install uninstall
+.PHONY: all deps guest guest-microvm guest-modular run check unit integration fuzz fuzz-check fuzz-corpus bench clean man install uninstall
 all: fsvm
 
 deps:
@@ -151,6 +151,13 @@ $(GUEST)/microvm/kernel/vmlinux: guest/microvm.config guest/mkmicrovm
 $(GUEST)/microvm/initramfs.cpio: $(GUEST)/init guest/mkinitramfs $(GUEST)/microvm/kernel/vmlinux
 	guest/mkinitramfs $@ $(GUEST)/init $(GUEST)/microvm/kernel
 
+# A kernel developer's kernel, for tests only: the microVM kernel with
+# virtio-fs, FUSE and overlay as modules, installed beside it.
+guest-modular: $(GUEST)/modular/kernel/vmlinux
+
+$(GUEST)/modular/kernel/vmlinux: guest/microvm.config guest/modular.config guest/mkmicrovm
+	guest/mkmicrovm --modular $(GUEST)/modular
+
 # Every test binary runs, then the failures (if any) fail the target. A
 # TSan report stops its test binary with a failure.
 unit: $(UNIT_BINS) $(UNIT_SAN_BINS) $(UNIT_TSAN_BINS)
@@ -212,7 +219,7 @@ $(BUILD)/bench/device: bench/device.c $(BUILD)/libfsvm.a
 	$(CC) $(CFLAGS) -o $@ $(filter %.c %.a,$^) $(LDLIBS)
 
 # Guest tests need a KVM that runs stock kernels: this host's, or the lab's.
-integration: fsvm guest guest-microvm
+integration: fsvm guest guest-microvm guest-modular
 	tests/integration/run-all
 
 # tools/check-layers: includes point only down the layers.
