@@ -42,10 +42,12 @@ def send(text):
 def session():
     if not wait_for(rb"[#$] ", 300):              # the shell's prompt
         return False
+    # Each command waits for the prompt: typed ahead, the guest's tty would
+    # echo it before the shell prompts, and the answer would not start a line.
     send(b"echo $((6*7))\r")
-    ok = wait_for(rb"\n42\r?\n", 60)
+    ok = wait_for(rb"\n42\r?\n", 60) and wait_for(rb"[#$] ", 60)
     send(b"stty size\r")
-    ok &= wait_for(rb"\n37 101\r?\n", 60)
+    ok &= wait_for(rb"\n37 101\r?\n", 60) and wait_for(rb"[#$] ", 60)
     send(b"sleep 600\r")
     time.sleep(3)
     send(b"\x03")                                 # Ctrl-C: the guest's
