@@ -13,7 +13,7 @@
 
 /* The packaged guest booted unless --guest-kernel (or $FSVM_GUEST_KERNEL)
  * says otherwise: 6.12, which boots faster than 6.1 and spreads a share's
- * requests over a queue per vCPU (bench/kernels; README). */
+ * requests over a queue per vCPU (docs/PERFORMANCE.md). */
 #define CLI_DEFAULT_GUEST_KERNEL "6.12"
 
 #define CLI_MAX_SHARES 8
