@@ -129,12 +129,11 @@ static void lift_dirty_limit(const char *target)
 	snprintf(path, sizeof(path), "/sys/class/bdi/%u:%u/max_ratio",
 		 major(st.st_dev), minor(st.st_dev));
 	int fd = open(path, O_WRONLY);
-	if (fd < 0)
-		return;
-	if (write(fd, "100", 3) < 0)
+	if (fd < 0 || write(fd, "100", 3) < 0)
 		dprintf(STDERR_FILENO, "fsvm-init: %s: %s\n", path,
 			strerror(errno));
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 }
 
 static int mount_virtiofs(const char *tag, const char *target, bool readonly)
@@ -143,11 +142,8 @@ static int mount_virtiofs(const char *tag, const char *target, bool readonly)
 	 * fsvm marks: those on ordinary host file systems. */
 	const char *opts = access("/" GUEST_SPEC_DAX, F_OK) == 0 ? "dax=inode"
 								  : NULL;
-	if (mount(tag, target, "virtiofs", readonly ? MS_RDONLY : 0, opts) == 0) {
-		if (!readonly)
-			lift_dirty_limit(target);
+	if (mount(tag, target, "virtiofs", readonly ? MS_RDONLY : 0, opts) == 0)
 		return 0;
-	}
 	/* A kernel of the user's own (--kernel) may lack what fsvm needs:
 	 * name the option (`fsvm kconfig` checks a whole .config). */
 	if (errno == ENODEV)
@@ -238,6 +234,13 @@ int mount_shares(void)
 	}
 	if (!err)
 		err = switch_root();
+	/* Now that /sys is back at /sys (it moved with the new root). */
+	if (!err && strcmp(field[1], GUEST_MOUNT_RO) &&
+	    strcmp(field[1], GUEST_MOUNT_OVERLAY))
+		lift_dirty_limit("/");
+	for (size_t i = 3; !err && i + 2 < n; i += 3)
+		if (strcmp(field[i + 1], GUEST_MOUNT_RO))
+			lift_dirty_limit(field[i + 2]);
 	free(spec);
 	return err;
 }

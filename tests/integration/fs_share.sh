@@ -19,7 +19,7 @@ run_fsvm_as_root run --timeout 400 --uid-map "0:$TEST_UID" --gid-map "0:$TEST_GI
 expect_eq "status" 0 "$rc"
 echo "$out" | grep '^not ok' | while read -r line; do echo "FAIL: guest: $line" >&2; done
 echo "$out" | grep -q '^not ok' && fail "guest checks failed"
-expect_eq "guest checks" 26 "$(echo "$out" | grep -c '^ok ')"
+expect_eq "guest checks" 27 "$(echo "$out" | grep -c '^ok ')"
 
 # The host sees what the guest did.
 expect_eq "host: created" "created" "$(cat "$share/new.txt")"

@@ -61,4 +61,6 @@ f=open("mapped","w+b"); f.write(b"\0"*8192); f.flush()
 m=mmap.mmap(f.fileno(),8192); m[100:105]=b"MMAPW"; m.flush(); m.close(); f.close()'
 check statfs sh -c '[ "$(stat -f -c %b .)" -gt 0 ]'
 check fsync sh -c 'echo s > synced && sync synced'
+# FUSE's 1% of the dirty limit is lifted for a read-write share (guest init).
+check dirty-limit sh -c '[ "$(cat /sys/class/bdi/$(mountpoint -d .)/max_ratio)" = 100 ]'
 echo done
