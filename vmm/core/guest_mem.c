@@ -4,7 +4,6 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 int guest_mem_add(struct guest_mem *mem, uint64_t gpa, uint64_t size,
 		  void *hva)
