@@ -1,8 +1,10 @@
-/* virtio-fs device: one worker thread per queue drains its ring, running
- * each request through the FUSE server with zero copies. */
+/* virtio-fs device: each queue's ring is drained by the vCPU that rang its
+ * doorbell (a few requests) or by the queue's worker thread, running each
+ * request through the FUSE server with zero copies. */
 #include "devices/virtio_fs.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <linux/fuse.h>
 #include <linux/virtio_config.h>
 #include <linux/virtio_ids.h>
@@ -22,10 +24,15 @@ struct virtio_fs_worker {
 	struct virtio_queue *queue;
 	unsigned int index;
 	pthread_t thread;
-	/* Used ring and interrupt: the worker and the threads that finish
-	 * waiting requests (fs/fuse_wait.c) both return chains. */
-	pthread_mutex_t push_lock;
+	/* Held while the ring is drained: by the worker, or by the vCPU
+	 * that rang the doorbell and found the ring free. Guards chain and
+	 * broken. */
+	pthread_mutex_t run_lock;
 	struct desc_chain chain;
+	bool broken; /* a malformed ring: ignored until the driver resets us */
+	/* Used ring and interrupt: whoever drains and the threads that
+	 * finish waiting requests (fs/fuse_wait.c) all return chains. */
+	pthread_mutex_t push_lock;
 };
 
 static void virtio_fs_push(struct virtio_fs_worker *w, uint16_t head,
@@ -43,12 +50,14 @@ static void virtio_fs_complete(void *opaque, uint64_t head, size_t len)
 	virtio_fs_push(opaque, (uint16_t)head, len);
 }
 
-/* Runs every available request; false when the ring is malformed. */
-static bool virtio_fs_drain(struct virtio_fs_worker *w)
+/* Runs the available requests, at most budget of them, under run_lock.
+ * Returns false when the budget ran out first: requests may be left,
+ * with the guest's notifications still off, for the worker. */
+static bool virtio_fs_drain(struct virtio_fs_worker *w, unsigned int budget)
 {
 	struct virtio_queue *q = w->queue;
-	if (!q->ring.size)
-		return true; /* the driver left it disabled: no rings */
+	if (w->broken || !q->ring.size)
+		return true; /* stopped, or the driver left it disabled */
 	do {
 		split_ring_set_notification(&q->ring, false);
 		int got;
@@ -76,11 +85,14 @@ static bool virtio_fs_drain(struct virtio_fs_worker *w)
 			/* A waiting request keeps its chain until answered. */
 			if (len != FUSE_DEFERRED)
 				virtio_fs_push(w, c->head, len);
+			if (--budget == 0)
+				return false;
 		}
 		if (got < 0) {
 			log_error("virtio-fs: queue %u: bad descriptor chain (%s); queue stopped",
 				  w->index, strerror(-got));
-			return false;
+			w->broken = true;
+			return true;
 		}
 	} while (split_ring_set_notification(&q->ring, true));
 	return true;
@@ -93,7 +105,6 @@ static void *virtio_fs_worker_main(void *arg)
 		{.fd = w->queue->kick_fd, .events = POLLIN},
 		{.fd = w->fs->stop_fd, .events = POLLIN},
 	};
-	bool healthy = true;
 
 	for (;;) {
 		if (poll(fds, 2, -1) < 0) {
@@ -108,13 +119,38 @@ static void *virtio_fs_worker_main(void *arg)
 		if (read(w->queue->kick_fd, &kicks, sizeof(kicks)) < 0 &&
 		    errno != EAGAIN)
 			break;
-		/* A broken queue is ignored until the driver resets us. */
-		if (healthy)
-			healthy = virtio_fs_drain(w);
+		pthread_mutex_lock(&w->run_lock);
+		virtio_fs_drain(w, UINT_MAX);
+		pthread_mutex_unlock(&w->run_lock);
 	}
 	return NULL;
 }
 
+/* The guest rang queue q, on its vCPU: a ring that nobody drains is
+ * drained right here, up to VIRTIO_FS_INLINE_BUDGET requests, which saves
+ * the thread switch to the worker and back that a shallow queue pays on
+ * every request. A deeper queue, or one already being drained, goes to
+ * the worker, so one vCPU never serves a long batch. */
+static void virtio_fs_notify(void *opaque, unsigned int q)
+{
+	struct virtio_fs *fs = opaque;
+	pthread_rwlock_rdlock(&fs->running);
+	if (q < fs->nr_workers) {
+		struct virtio_fs_worker *w = &fs->workers[q];
+		bool done = false;
+		if (pthread_mutex_trylock(&w->run_lock) == 0) {
+			done = virtio_fs_drain(w, VIRTIO_FS_INLINE_BUDGET);
+			pthread_mutex_unlock(&w->run_lock);
+		}
+		uint64_t one = 1;
+		if (!done && write(w->queue->kick_fd, &one, sizeof(one)) < 0)
+			log_error("virtio-fs: kick queue %u: %s", q,
+				  strerror(errno));
+	}
+	pthread_rwlock_unlock(&fs->running);
+}
+
+/* Under the running lock, held for writing. */
 static void virtio_fs_stop_workers(struct virtio_fs *fs)
 {
 	if (!fs->workers)
@@ -124,10 +160,13 @@ static void virtio_fs_stop_workers(struct virtio_fs *fs)
 		log_error("virtio-fs: stop: %s", strerror(errno));
 	for (unsigned int i = 0; i < fs->nr_workers; i++)
 		pthread_join(fs->workers[i].thread, NULL);
-	/* No worker starts a wait any more; the rings go once none runs. */
+	/* No request runs nor starts a wait any more; the rings go once
+	 * none waits. */
 	fuse_server_abandon_waits(fs->server);
-	for (unsigned int i = 0; i < fs->nr_workers; i++)
+	for (unsigned int i = 0; i < fs->nr_workers; i++) {
+		pthread_mutex_destroy(&fs->workers[i].run_lock);
 		pthread_mutex_destroy(&fs->workers[i].push_lock);
+	}
 	uint64_t drain;
 	if (read(fs->stop_fd, &drain, sizeof(drain)) < 0 && errno != EAGAIN)
 		log_error("virtio-fs: stop: %s", strerror(errno));
@@ -136,11 +175,9 @@ static void virtio_fs_stop_workers(struct virtio_fs *fs)
 	fs->nr_workers = 0;
 }
 
-static int virtio_fs_activate(void *opaque, struct virtio_queue *queues,
-			      unsigned int nr, uint64_t features)
+static int virtio_fs_start_workers(struct virtio_fs *fs,
+				   struct virtio_queue *queues, unsigned int nr)
 {
-	struct virtio_fs *fs = opaque;
-	(void)features;
 	fs->workers = calloc(nr, sizeof(*fs->workers));
 	if (!fs->workers)
 		return -ENOMEM;
@@ -148,17 +185,32 @@ static int virtio_fs_activate(void *opaque, struct virtio_queue *queues,
 		struct virtio_fs_worker *w = &fs->workers[i];
 		*w = (struct virtio_fs_worker){.fs = fs, .queue = &queues[i],
 					       .index = i};
+		pthread_mutex_init(&w->run_lock, NULL);
 		pthread_mutex_init(&w->push_lock, NULL);
 		int err = pthread_create(&w->thread, NULL,
 					 virtio_fs_worker_main, w);
 		if (err) {
-			fs->nr_workers = i;
+			pthread_mutex_destroy(&w->run_lock);
+			pthread_mutex_destroy(&w->push_lock);
 			virtio_fs_stop_workers(fs);
 			return -err;
 		}
 		fs->nr_workers = i + 1;
 	}
 	return 0;
+}
+
+/* Activation and reset hold the running lock for writing: no doorbell
+ * runs requests while the workers and the rings change. */
+static int virtio_fs_activate(void *opaque, struct virtio_queue *queues,
+			      unsigned int nr, uint64_t features)
+{
+	struct virtio_fs *fs = opaque;
+	(void)features;
+	pthread_rwlock_wrlock(&fs->running);
+	int err = virtio_fs_start_workers(fs, queues, nr);
+	pthread_rwlock_unlock(&fs->running);
+	return err;
 }
 
 static int dax_map(void *opaque, uint64_t moffset, uint64_t len, int fd,
@@ -188,7 +240,10 @@ struct fuse_dax_ops virtio_fs_dax_ops(struct dax_window *w)
 
 static void virtio_fs_reset(void *opaque)
 {
-	virtio_fs_stop_workers(opaque);
+	struct virtio_fs *fs = opaque;
+	pthread_rwlock_wrlock(&fs->running);
+	virtio_fs_stop_workers(fs);
+	pthread_rwlock_unlock(&fs->running);
 }
 
 int virtio_fs_create(struct virtio_fs *fs, const char *tag,
@@ -205,6 +260,13 @@ int virtio_fs_create(struct virtio_fs *fs, const char *tag,
 	fs->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (fs->stop_fd < 0)
 		return -errno;
+	/* Doorbells read-lock it all the time: a reset must not starve. */
+	pthread_rwlockattr_t attr;
+	pthread_rwlockattr_init(&attr);
+	pthread_rwlockattr_setkind_np(&attr,
+				      PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&fs->running, &attr);
+	pthread_rwlockattr_destroy(&attr);
 	struct fuse_server_config server_cfg = *cfg;
 	if (dax_size) {
 		int err = dax_window_create(&fs->dax, dax_size, dax_max_maps);
@@ -232,6 +294,7 @@ int virtio_fs_create(struct virtio_fs *fs, const char *tag,
 		.shm_hva = fs->dax.base,
 		.activate = virtio_fs_activate,
 		.reset = virtio_fs_reset,
+		.notify = virtio_fs_notify,
 		.opaque = fs,
 	};
 	return 0;

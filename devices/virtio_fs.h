@@ -15,6 +15,13 @@
 
 #define VIRTIO_FS_MAX_REQUEST_QUEUES 16
 #define VIRTIO_FS_QUEUE_SIZE 1024
+/* Requests a doorbell runs on the vCPU that rang it before the rest go
+ * to the queue's worker: a shallow queue (one synchronous caller, a
+ * stat, a 4 KiB read) saves two thread switches per round trip, while
+ * a deeper one still overlaps the guest with the host. Four, after the
+ * virtio-fs developers' finding that a pool pays off past 3 outstanding
+ * requests (docs/PERFORMANCE.md, Where a request runs). */
+#define VIRTIO_FS_INLINE_BUDGET 4
 
 struct virtio_fs_worker;
 
@@ -24,6 +31,9 @@ struct virtio_fs {
 	struct fuse_server *server;
 	struct dax_window dax; /* size 0: no DAX */
 	struct fuse_dax_ops dax_ops; /* the window, as the server sees it */
+	/* Doorbells hold it for reading while they run requests; activation
+	 * and reset for writing, while the workers and rings change. */
+	pthread_rwlock_t running;
 	struct virtio_fs_worker *workers; /* one per queue while active */
 	unsigned int nr_workers;
 	int stop_fd;

@@ -167,8 +167,13 @@ bool pci_mmio_access(struct pci_dev *dev, uint64_t addr, bool is_write,
 	uint64_t off;
 	pthread_mutex_lock(&dev->lock);
 	bool hit = pci_bar_lookup(dev, addr, &bar, &off);
-	if (hit)
+	bool unlocked = hit && bar == dev->unlocked_bar &&
+			off >= dev->unlocked_off &&
+			off - dev->unlocked_off < dev->unlocked_len;
+	if (hit && !unlocked)
 		dev->bar_access(dev, bar, off, is_write, data, size);
 	pthread_mutex_unlock(&dev->lock);
+	if (unlocked)
+		dev->bar_access(dev, bar, off, is_write, data, size);
 	return hit;
 }

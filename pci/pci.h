@@ -39,6 +39,12 @@ struct pci_dev {
 			    unsigned int size);
 	/* The guest moved a BAR (after sizing or reprogramming). */
 	void (*bar_moved)(struct pci_dev *dev, int bar, uint64_t old_addr);
+	/* Accesses to [unlocked_off, unlocked_off + unlocked_len) of BAR
+	 * unlocked_bar run bar_access without the lock: doorbells that may
+	 * run requests there and then, which must not hold up the device's
+	 * registers (len 0: none; set before the device is plugged). */
+	int unlocked_bar;
+	uint64_t unlocked_off, unlocked_len;
 	void *opaque;
 };
 
@@ -61,7 +67,8 @@ void pci_cfg_access(struct pci_dev *dev, unsigned int off, bool is_write,
 /* A memory access at guest-physical addr: if the device decodes memory and
  * addr falls in one of its BARs, runs bar_access and returns true. Lookup
  * and access are one step under dev->lock, so a config write on another
- * vCPU cannot move the BAR between them. */
+ * vCPU cannot move the BAR between them; an access to the unlocked range
+ * is looked up under the lock and run after it. */
 bool pci_mmio_access(struct pci_dev *dev, uint64_t addr, bool is_write,
 		     uint8_t *data, unsigned int size);
 

@@ -37,6 +37,13 @@ struct virtio_dev {
 			unsigned int nr, uint64_t features);
 	/* The driver reset the device: stop using every queue. */
 	void (*reset)(void *opaque);
+	/* The driver rang queue q's doorbell (q below num_queues, enabled or
+	 * not): runs on the vCPU thread that rang it, under no transport
+	 * lock, so a device may answer shallow requests right there (a round
+	 * trip with no thread switch) and must check its own state. NULL:
+	 * the transport writes the queue's kick_fd, through a KVM ioeventfd
+	 * once the device is live. */
+	void (*notify)(void *opaque, unsigned int q);
 	void *opaque;
 };
 

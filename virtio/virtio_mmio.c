@@ -174,6 +174,14 @@ void virtio_mmio_access(void *opaque, uint64_t off, bool is_write,
 	bool ok;
 	if (!is_write)
 		memset(data, 0, size);
+	if (is_write && off == VIRTIO_MMIO_QUEUE_NOTIFY && size == REG_SIZE &&
+	    m->t.dev->notify) {
+		/* Its doorbells run requests: not under the register lock. */
+		uint32_t q;
+		memcpy(&q, data, REG_SIZE);
+		virtio_transport_notify(&m->t, q);
+		return;
+	}
 	pthread_mutex_lock(&m->lock);
 	if (off >= VIRTIO_MMIO_SIZE || size > VIRTIO_MMIO_SIZE - off) {
 		ok = false;

@@ -1,5 +1,6 @@
 /* virtio-mmio transport (virtio 1.2, 4.2; version 2 registers only): one
- * 4 KiB register page, queue doorbells through KVM ioeventfds, and one
+ * 4 KiB register page, queue doorbells through KVM ioeventfds (or, for a
+ * device with its own notify, exits that reach it unlocked), and one
  * edge-triggered ISA interrupt raised through a KVM irqfd. A shared memory
  * region (DAX window) is a KVM memory slot at a fixed address. */
 #ifndef FSVM_VIRTIO_MMIO_H

@@ -394,6 +394,12 @@ int virtio_pci_init(struct virtio_pci *vp, struct vm *vm,
 	vp->pci.bar_access = virtio_pci_bar_access;
 	vp->pci.cfg_written = virtio_pci_cfg_written;
 	vp->pci.bar_moved = virtio_pci_bar_moved;
+	if (dev->notify) {
+		/* Its doorbells run requests: not under the register lock. */
+		vp->pci.unlocked_bar = 0;
+		vp->pci.unlocked_off = BAR0_NOTIFY;
+		vp->pci.unlocked_len = dev->num_queues * NOTIFY_MULTIPLIER;
+	}
 	uint64_t bar0 = pci_host_alloc_mmio32(host, BAR0_SIZE);
 	if (!bar0)
 		return -ENOSPC;

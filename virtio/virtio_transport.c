@@ -224,6 +224,12 @@ bool virtio_transport_set_queue_enabled(struct virtio_transport *t,
 
 void virtio_transport_notify(struct virtio_transport *t, uint32_t q)
 {
+	if (t->dev->notify) {
+		/* No lock, no ring state: the device keeps its own. */
+		if (q < t->dev->num_queues)
+			t->dev->notify(t->dev->opaque, q);
+		return;
+	}
 	uint64_t one = 1;
 	if (q < t->dev->num_queues && t->rings[q].enabled &&
 	    write(t->queues[q].kick_fd, &one, sizeof(one)) < 0)
@@ -234,6 +240,10 @@ void virtio_transport_doorbells(const struct virtio_transport *t,
 				struct vm *vm, uint64_t addr, uint64_t stride,
 				unsigned int len, bool assign)
 {
+	/* A device that answers on the ringing vCPU needs every doorbell
+	 * to exit to it. */
+	if (t->dev->notify)
+		return;
 	for (unsigned int q = 0; q < t->dev->num_queues; q++) {
 		if (!t->rings[q].enabled)
 			continue;

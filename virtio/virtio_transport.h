@@ -106,11 +106,13 @@ bool virtio_transport_set_ring(struct virtio_transport *t,
 bool virtio_transport_set_queue_enabled(struct virtio_transport *t,
 					bool enabled);
 
-/* A doorbell write that exited (no KVM doorbell yet): kicks queue q if
- * the driver enabled it. */
+/* A doorbell write that exited (no KVM doorbell yet, or none for a
+ * device with its own notify): kicks queue q if the driver enabled it,
+ * or hands q to the device's notify. The one call here made without the
+ * transport's lock, and only for a device with notify. */
 void virtio_transport_notify(struct virtio_transport *t, uint32_t q);
 
-/* For ops->doorbells: queue q's doorbell is a len-byte write at addr +
+/* For ops->doorbells (nothing for a device with notify): queue q's doorbell is a len-byte write at addr +
  * q * stride; with stride 0 all queues share one register and KVM tells
  * them apart by the value written, the queue's index. */
 void virtio_transport_doorbells(const struct virtio_transport *t,

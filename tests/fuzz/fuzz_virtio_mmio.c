@@ -34,8 +34,9 @@
  *     offset, a length byte and that many bytes (rings and buffers);
  *   4 a fake device serves the queues the guest kicked; with bit 6, its
  *     next start fails instead (as virtio-fs when it cannot start its
- *     threads). virtio-fs serves its queues on its own threads: there the
- *     guest waits a while (up to 20 ms, three times per input at most)
+ *     threads). virtio-fs serves a doorbell's first requests on the
+ *     thread that rang (here, this one) and the rest on its own threads:
+ *     there the guest waits a while (up to 20 ms, three times per input at most)
  *     for every request it made available to be answered, as a driver
  *     waits for its replies;
  *   5 register read: a byte, the register's index.

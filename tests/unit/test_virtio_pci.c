@@ -68,6 +68,8 @@ struct rig {
 	unsigned int activations, resets;
 	uint64_t activated_features;
 	int start_error; /* what fake_activate() returns */
+	unsigned int notified[NR_QUEUES + 1]; /* fake_notify() calls, by queue */
+	unsigned int notified_locked; /* ...made holding the device's lock */
 	struct virtio_pci vp;
 	unsigned int slot;
 	uint64_t bar0;
@@ -90,6 +92,17 @@ static int fake_activate(void *opaque, struct virtio_queue *queues,
 static void fake_reset(void *opaque)
 {
 	((struct rig *)opaque)->resets++;
+}
+
+static void fake_notify(void *opaque, unsigned int q)
+{
+	struct rig *r = opaque;
+	assert_true(q < NR_QUEUES);
+	r->notified[q]++;
+	if (pthread_mutex_trylock(&r->vp.pci.lock) == 0)
+		pthread_mutex_unlock(&r->vp.pci.lock);
+	else
+		r->notified_locked++;
 }
 
 /* --- the guest's side: config cycles and BAR accesses. */
@@ -340,7 +353,7 @@ static void find_layout(struct rig *r)
 	}
 }
 
-static int setup(void **state)
+static int setup_device(void **state, void (*notify)(void *, unsigned int))
 {
 	struct rig *r = calloc(1, sizeof(*r));
 	assert_non_null(r);
@@ -368,7 +381,8 @@ static int setup(void **state)
 		.num_queues = NR_QUEUES, .queue_max_size = MAX_SIZE,
 		.config = r->config, .config_len = sizeof(r->config),
 		.shm_id = SHM_ID, .shm_size = SHM_SIZE, .shm_hva = r->shm,
-		.activate = fake_activate, .reset = fake_reset, .opaque = r};
+		.activate = fake_activate, .reset = fake_reset,
+		.notify = notify, .opaque = r};
 	assert_int_equal(virtio_pci_init(&r->vp, &r->vm, &r->host, &r->dev), 0);
 
 	r->probe_slot = kvm_alloc_memslot(&r->vm);
@@ -386,6 +400,16 @@ static int setup(void **state)
 	find_layout(r);
 	*state = r;
 	return 0;
+}
+
+static int setup(void **state)
+{
+	return setup_device(state, NULL);
+}
+
+static int setup_with_notify(void **state)
+{
+	return setup_device(state, fake_notify);
 }
 
 static int teardown(void **state)
@@ -615,6 +639,39 @@ static void test_kick_before_driver_ok(void **state)
 	bar_wr(r, r->l.notify + 1 * r->l.notify_mult, 1, 2);
 	set_status(r, 0);
 	assert_int_equal(signals(r->vp.t.queues[1].kick_fd), 0);
+}
+
+/* A device with its own notify (virtio-fs runs requests on the vCPU that
+ * rang): each doorbell exits, before DRIVER_OK, after it and after a BAR
+ * move, and reaches the device without the device's lock, which a request
+ * must not hold up; KVM holds no ioeventfd and no kick eventfd moves. */
+static void test_doorbells_to_the_device(void **state)
+{
+	struct rig *r = *state;
+	negotiate(r, FEATURES);
+	setup_queue(r, 1, 64, 2);
+	bar_wr(r, r->l.notify + 1 * r->l.notify_mult, 1, 2);
+	assert_int_equal(r->notified[1], 1);
+	set_status(r, 0);
+	start(r);
+	for (uint32_t q = 0; q < NR_QUEUES; q++) {
+		assert_false(doorbell_at(r, r->bar0, q));
+		bar_wr(r, r->l.notify + q * r->l.notify_mult, q, 2);
+		assert_int_equal(signals(r->vp.t.queues[q].kick_fd), 0);
+	}
+	assert_int_equal(r->notified[0], 1);
+	assert_int_equal(r->notified[1], 2);
+	/* Past the queues' doorbells: no queue to notify. */
+	bar_wr(r, r->l.notify + NR_QUEUES * r->l.notify_mult, NR_QUEUES, 2);
+	bar_wr(r, r->l.notify + 0xffc, 0, 2);
+	assert_int_equal(r->notified[0] + r->notified[1], 3);
+	move_bar0(r, 0xd0000000);
+	assert_false(doorbell_at(r, r->bar0, 0));
+	bar_wr(r, r->l.notify, 0, 2);
+	assert_int_equal(r->notified[0], 2);
+	assert_int_equal(r->notified_locked, 0);
+	/* The registers beside the doorbells still work. */
+	assert_int_equal(status(r), OK_STATUS | VIRTIO_CONFIG_S_DRIVER_OK);
 }
 
 static void test_reset(void **state)
@@ -1167,6 +1224,8 @@ int main(void)
 		PCI_TEST(test_features),
 		PCI_TEST(test_queue_setup_and_driver_ok),
 		PCI_TEST(test_kick_before_driver_ok),
+		cmocka_unit_test_setup_teardown(test_doorbells_to_the_device,
+						setup_with_notify, teardown),
 		PCI_TEST(test_reset),
 		PCI_TEST(test_bad_rings_need_reset),
 		PCI_TEST(test_msix),

@@ -20,10 +20,13 @@ static void vcpu_kick_handler(int sig)
 	(void)sig;
 }
 
-/* The kick signal only has to interrupt KVM_RUN: its handler does nothing. */
+/* The kick signal only has to interrupt KVM_RUN (which never restarts):
+ * its handler does nothing, and the system calls of the requests a vCPU
+ * runs for a device restart after it. */
 static void install_kick_handler(void)
 {
-	struct sigaction sa = {.sa_handler = vcpu_kick_handler};
+	struct sigaction sa = {.sa_handler = vcpu_kick_handler,
+			       .sa_flags = SA_RESTART};
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIG_VCPU_KICK, &sa, NULL);
 }
