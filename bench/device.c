@@ -250,7 +250,7 @@ static void set_up(void)
 		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (ram == MAP_FAILED)
 		die("guest RAM");
-	mem = (struct guest_mem){ .memfd = -1 };
+	mem = (struct guest_mem){ 0 };
 	guest_mem_add(&mem, 0, RAM, ram);
 	if (split_ring_init(&vq, &mem, RING, DESC_GPA, AVAIL_GPA, USED_GPA,
 			    true, false))
