@@ -29,6 +29,8 @@ struct virtio_fs_worker {
 	 * broken. */
 	pthread_mutex_t run_lock;
 	struct desc_chain chain;
+	/* chain is a writeback WRITE a vCPU popped and left to the worker. */
+	bool handed_over;
 	bool broken; /* a malformed ring: ignored until the driver resets us */
 	/* Used ring and interrupt: whoever drains and the threads that
 	 * finish waiting requests (fs/fuse_wait.c) all return chains. */
@@ -50,14 +52,42 @@ static void virtio_fs_complete(void *opaque, uint64_t head, size_t len)
 	virtio_fs_push(opaque, (uint16_t)head, len);
 }
 
-/* Runs the available requests, at most budget of them, under run_lock.
- * Returns false when the budget ran out first: requests may be left,
- * with the guest's notifications still off, for the worker. */
-static bool virtio_fs_drain(struct virtio_fs_worker *w, unsigned int budget)
+/* Runs the request in w->chain and returns its chain, unless it waits. */
+static void virtio_fs_run(struct virtio_fs_worker *w)
+{
+	const struct desc_chain *c = &w->chain;
+	struct fuse_completion later = {
+		.done = virtio_fs_complete, .opaque = w, .token = c->head};
+	size_t len = c->unreachable
+			     ? fuse_server_fail(w->fs->server, c->readable,
+						c->nr_readable, c->writable,
+						c->nr_writable, -EFAULT)
+			     : fuse_server_handle(w->fs->server, c->readable,
+						  c->nr_readable, c->writable,
+						  c->nr_writable, &later);
+	/* A waiting request keeps its chain until answered. */
+	if (len != FUSE_DEFERRED)
+		virtio_fs_push(w, c->head, len);
+}
+
+/* Runs the available requests under run_lock: all of them on the worker;
+ * in place, on a vCPU, at most VIRTIO_FS_INLINE_BUDGET and none that is
+ * page-cache writeback, which the guest does not wait for: the vCPU goes
+ * back to the guest and the worker writes it beside. Returns false when
+ * requests are left, with the guest's notifications still off, for the
+ * worker. */
+static bool virtio_fs_drain(struct virtio_fs_worker *w, bool in_place)
 {
 	struct virtio_queue *q = w->queue;
 	if (w->broken || !q->ring.size)
 		return true; /* stopped, or the driver left it disabled */
+	if (w->handed_over) {
+		if (in_place)
+			return false;
+		w->handed_over = false;
+		virtio_fs_run(w);
+	}
+	unsigned int budget = in_place ? VIRTIO_FS_INLINE_BUDGET : UINT_MAX;
 	do {
 		split_ring_set_notification(&q->ring, false);
 		int got;
@@ -65,26 +95,16 @@ static bool virtio_fs_drain(struct virtio_fs_worker *w, unsigned int budget)
 			const struct desc_chain *c = &w->chain;
 			atomic_fetch_add_explicit(&w->fs->queue_requests[w->index],
 						  1, memory_order_relaxed);
-			struct fuse_completion later = {
-				.done = virtio_fs_complete, .opaque = w,
-				.token = c->head};
-			size_t len =
-				c->unreachable
-					? fuse_server_fail(w->fs->server,
-							   c->readable,
-							   c->nr_readable,
-							   c->writable,
-							   c->nr_writable,
-							   -EFAULT)
-					: fuse_server_handle(w->fs->server,
-							     c->readable,
-							     c->nr_readable,
-							     c->writable,
-							     c->nr_writable,
-							     &later);
-			/* A waiting request keeps its chain until answered. */
-			if (len != FUSE_DEFERRED)
-				virtio_fs_push(w, c->head, len);
+			if (in_place && !c->unreachable &&
+			    fuse_request_is_writeback(c->readable,
+						      c->nr_readable)) {
+				w->handed_over = true;
+				return false;
+			}
+			virtio_fs_run(w);
+			if (in_place)
+				atomic_fetch_add_explicit(&w->fs->requests_in_place,
+							  1, memory_order_relaxed);
 			if (--budget == 0)
 				return false;
 		}
@@ -120,17 +140,17 @@ static void *virtio_fs_worker_main(void *arg)
 		    errno != EAGAIN)
 			break;
 		pthread_mutex_lock(&w->run_lock);
-		virtio_fs_drain(w, UINT_MAX);
+		virtio_fs_drain(w, false);
 		pthread_mutex_unlock(&w->run_lock);
 	}
 	return NULL;
 }
 
 /* The guest rang queue q, on its vCPU: a ring that nobody drains is
- * drained right here, up to VIRTIO_FS_INLINE_BUDGET requests, which saves
- * the thread switch to the worker and back that a shallow queue pays on
- * every request. A deeper queue, or one already being drained, goes to
- * the worker, so one vCPU never serves a long batch. */
+ * drained right here (virtio_fs_drain says how far), which saves the
+ * thread switch to the worker and back that a shallow queue pays on
+ * every request. A deeper queue, writeback, or a queue already being
+ * drained goes to the worker, so one vCPU never serves a long batch. */
 static void virtio_fs_notify(void *opaque, unsigned int q)
 {
 	struct virtio_fs *fs = opaque;
@@ -139,7 +159,7 @@ static void virtio_fs_notify(void *opaque, unsigned int q)
 		struct virtio_fs_worker *w = &fs->workers[q];
 		bool done = false;
 		if (pthread_mutex_trylock(&w->run_lock) == 0) {
-			done = virtio_fs_drain(w, VIRTIO_FS_INLINE_BUDGET);
+			done = virtio_fs_drain(w, true);
 			pthread_mutex_unlock(&w->run_lock);
 		}
 		uint64_t one = 1;
@@ -351,7 +371,8 @@ static void virtio_fs_report(void *dev, struct device_report *out)
 	if (unnamed)
 		device_report_add(out, "other", unnamed);
 	/* -v only: how the requests spread over the queues (one per vCPU
-	 * with a multiqueue guest), which no counter of the report holds. */
+	 * with a multiqueue guest) and how many ran on the vCPU that rang,
+	 * which no counter of the report holds. */
 	char line[256];
 	int n = snprintf(line, sizeof(line), "%.*s requests per queue: hiprio %llu, request",
 			 (int)sizeof(fs->config.tag), fs->config.tag,
@@ -363,7 +384,9 @@ static void virtio_fs_report(void *dev, struct device_report *out)
 			      (unsigned long long)atomic_load_explicit(
 				      &fs->queue_requests[q],
 				      memory_order_relaxed));
-	log_info("%s", line);
+	log_info("%s; %llu run in place", line,
+		 (unsigned long long)atomic_load_explicit(
+			 &fs->requests_in_place, memory_order_relaxed));
 }
 
 static const struct device_type virtio_fs_type;

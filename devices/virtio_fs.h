@@ -18,7 +18,8 @@
 /* Requests a doorbell runs on the vCPU that rang it before the rest go
  * to the queue's worker: a shallow queue (one synchronous caller, a
  * stat, a 4 KiB read) saves two thread switches per round trip, while
- * a deeper one still overlaps the guest with the host. Four, after the
+ * a deeper one, and writeback, which no caller waits for, still overlap
+ * the guest with the host. Four, after the
  * virtio-fs developers' finding that a pool pays off past 3 outstanding
  * requests (docs/PERFORMANCE.md, Where a request runs). */
 #define VIRTIO_FS_INLINE_BUDGET 4
@@ -40,6 +41,7 @@ struct virtio_fs {
 	/* Requests taken from each queue (0: high priority), for -v: how a
 	 * multiqueue guest spreads its load. */
 	_Atomic uint64_t queue_requests[1 + VIRTIO_FS_MAX_REQUEST_QUEUES];
+	_Atomic uint64_t requests_in_place; /* of them, run by a doorbell */
 };
 
 /* Creates the device for one share, exported under tag, with a DAX

@@ -85,6 +85,12 @@ size_t fuse_server_handle(struct fuse_server *srv, const struct iovec *in,
 			  int in_cnt, const struct iovec *out, int out_cnt,
 			  const struct fuse_completion *later);
 
+/* Whether in is a request its sender does not wait for: a WRITE of pages
+ * the guest's page cache writes back (FUSE_WRITE_CACHE), which the guest
+ * goes on dirtying more pages beside. Reads only the header and the
+ * WRITE arguments; a short or odd request is not one. */
+bool fuse_request_is_writeback(const struct iovec *in, int in_cnt);
+
 /* The device was reset: every waiting request is dropped unanswered (its
  * rings are gone). Returns once no wait runs. */
 void fuse_server_abandon_waits(struct fuse_server *srv);
