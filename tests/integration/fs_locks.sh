@@ -68,7 +68,8 @@ expect_eq "host-held lock: status" 124 "$rc"
 echo "fs_locks: part 3" >&2
 # 3. A read-only share keeps locks in the guest: the host's own flock on the
 # file goes through while the guest holds one.
-"$FSVM" run --timeout 200 --share "$share:/mnt/ro:ro" -- sh -c '
+# -v: should the guest stall, the requests it made are in the failure.
+"$FSVM" run -v --timeout 200 --share "$share:/mnt/ro:ro" -- sh -c '
 	flock /mnt/ro/lockfile sh -c "touch /tmp/held; sleep 20" &
 	while [ ! -e /tmp/held ]; do sleep 0.2; done
 	echo holding; sleep 25' >"$TMP/ro.out" 2>&1 &
