@@ -29,7 +29,7 @@ struct virtio_fs_worker {
 	 * broken. */
 	pthread_mutex_t run_lock;
 	struct desc_chain chain;
-	/* chain is a writeback WRITE a vCPU popped and left to the worker. */
+	/* chain is writeback a vCPU popped and left to the worker. */
 	bool handed_over;
 	bool broken; /* a malformed ring: ignored until the driver resets us */
 	/* Used ring and interrupt: whoever drains and the threads that
@@ -71,9 +71,9 @@ static void virtio_fs_run(struct virtio_fs_worker *w)
 }
 
 /* Runs the available requests under run_lock: all of them on the worker;
- * in place, on a vCPU, at most VIRTIO_FS_INLINE_BUDGET and none that is
- * page-cache writeback, which the guest does not wait for: the vCPU goes
- * back to the guest and the worker writes it beside. Returns false when
+ * in place, on a vCPU, at most VIRTIO_FS_INLINE_BUDGET and no streaming
+ * writeback, which the guest does not wait for: the vCPU goes back to the
+ * guest and the worker writes it beside. Returns false when
  * requests are left, with the guest's notifications still off, for the
  * worker. */
 static bool virtio_fs_drain(struct virtio_fs_worker *w, bool in_place)
@@ -96,8 +96,9 @@ static bool virtio_fs_drain(struct virtio_fs_worker *w, bool in_place)
 			atomic_fetch_add_explicit(&w->fs->queue_requests[w->index],
 						  1, memory_order_relaxed);
 			if (in_place && !c->unreachable &&
-			    fuse_request_is_writeback(c->readable,
-						      c->nr_readable)) {
+			    fuse_request_writeback_size(c->readable,
+							c->nr_readable) >=
+				    VIRTIO_FS_WRITEBACK_TO_WORKER) {
 				w->handed_over = true;
 				return false;
 			}

@@ -23,6 +23,11 @@
  * virtio-fs developers' finding that a pool pays off past 3 outstanding
  * requests (docs/PERFORMANCE.md, Where a request runs). */
 #define VIRTIO_FS_INLINE_BUDGET 4
+/* Page-cache writeback of this many bytes or more goes to the worker even
+ * from an idle ring: streaming writeback, which no caller waits for, so
+ * the vCPU goes on dirtying pages. A smaller one (a small file's pages,
+ * written back at close while the caller waits) runs in place. */
+#define VIRTIO_FS_WRITEBACK_TO_WORKER (64u << 10)
 
 struct virtio_fs_worker;
 

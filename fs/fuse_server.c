@@ -297,15 +297,17 @@ size_t fuse_server_fail(struct fuse_server *srv, const struct iovec *in,
 	return handle(srv, in, in_cnt, out, out_cnt, err, NULL);
 }
 
-bool fuse_request_is_writeback(const struct iovec *in, int in_cnt)
+uint32_t fuse_request_writeback_size(const struct iovec *in, int in_cnt)
 {
 	struct {
 		struct fuse_in_header hdr;
 		struct fuse_write_in write;
 	} req;
-	return iov_copy_from(in, in_cnt, 0, &req, sizeof(req)) == sizeof(req) &&
-	       req.hdr.opcode == FUSE_WRITE &&
-	       (req.write.write_flags & FUSE_WRITE_CACHE);
+	if (iov_copy_from(in, in_cnt, 0, &req, sizeof(req)) < sizeof(req) ||
+	    req.hdr.opcode != FUSE_WRITE ||
+	    !(req.write.write_flags & FUSE_WRITE_CACHE))
+		return 0;
+	return req.write.size;
 }
 
 void fuse_server_abandon_waits(struct fuse_server *srv)

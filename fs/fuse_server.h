@@ -85,11 +85,10 @@ size_t fuse_server_handle(struct fuse_server *srv, const struct iovec *in,
 			  int in_cnt, const struct iovec *out, int out_cnt,
 			  const struct fuse_completion *later);
 
-/* Whether in is a request its sender does not wait for: a WRITE of pages
- * the guest's page cache writes back (FUSE_WRITE_CACHE), which the guest
- * goes on dirtying more pages beside. Reads only the header and the
- * WRITE arguments; a short or odd request is not one. */
-bool fuse_request_is_writeback(const struct iovec *in, int in_cnt);
+/* The bytes in is to write when it is a WRITE of pages the guest's page
+ * cache writes back (FUSE_WRITE_CACHE), else 0. Reads only the header and
+ * the WRITE arguments; a short or odd request is not one. */
+uint32_t fuse_request_writeback_size(const struct iovec *in, int in_cnt);
 
 /* The device was reset: every waiting request is dropped unanswered (its
  * rings are gone). Returns once no wait runs. */

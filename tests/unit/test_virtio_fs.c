@@ -33,6 +33,7 @@
 #define QSIZE 256u
 #define SLOT 4096u /* one request: its in part, then 2 KiB for the reply */
 #define SLOTS_AT 0x10000u /* QSIZE slots per request queue from here */
+#define BIG_AT 0x300000u /* a request too big for a slot (past them all) */
 #define NRQ 2u /* request queues, after the high-priority queue 0 */
 #define NR_FILES 50
 
@@ -101,11 +102,13 @@ static uint64_t slot_gpa(unsigned int q, unsigned int i)
 	return SLOTS_AT + ((q - 1) * QSIZE + i) * SLOT;
 }
 
-/* Puts request i of a batch (slot i) on request queue q: header, args. */
-static void put(struct rig *r, unsigned int q, unsigned int i, uint32_t opcode,
-		uint64_t nodeid, const void *args, size_t len)
+/* Puts request i of a batch on request queue q, its header and args at in,
+ * its reply in slot i. */
+static void put_at(struct rig *r, unsigned int q, unsigned int i, uint64_t in,
+		   uint32_t opcode, uint64_t nodeid, const void *args,
+		   size_t len)
 {
-	uint64_t in = slot_gpa(q, i), out = in + SLOT / 2;
+	uint64_t out = slot_gpa(q, i) + SLOT / 2;
 	struct fuse_in_header h = {.len = (uint32_t)(sizeof(h) + len),
 				   .opcode = opcode, .unique = ++r->unique[q],
 				   .nodeid = nodeid, .pid = 1};
@@ -120,6 +123,13 @@ static void put(struct rig *r, unsigned int q, unsigned int i, uint32_t opcode,
 					  .flags = VRING_DESC_F_WRITE};
 	struct vring_avail *avail = (void *)(r->ram + ring_gpa(q, 1));
 	avail->ring[r->avail_idx[q]++ % QSIZE] = d;
+}
+
+/* Request i of a batch, in slot i: header, args, then room for the reply. */
+static void put(struct rig *r, unsigned int q, unsigned int i, uint32_t opcode,
+		uint64_t nodeid, const void *args, size_t len)
+{
+	put_at(r, q, i, slot_gpa(q, i), opcode, nodeid, args, len);
 }
 
 /* Publishes what was put on queue q and kicks it. */
@@ -397,10 +407,42 @@ static struct fuse_out_header ring_one(struct rig *r, uint32_t opcode,
 	return h;
 }
 
-/* A WRITE of pages the guest's page cache writes back goes to the worker
- * even from an idle ring (the guest does not wait for it), and so does
- * what follows it on that doorbell; a WRITE a caller waits for runs in
- * place. Each lands in the file, in order. */
+/* Writes size bytes of c at offset through handle fh of nodeid, as page
+ * cache writeback (FUSE_WRITE_CACHE) or not, with a GETATTR of the file
+ * behind it on the same doorbell: the size the GETATTR saw. */
+static uint64_t write_then_getattr(struct rig *r, uint64_t nodeid,
+				   uint64_t fh, bool writeback,
+				   uint64_t offset, const char *c, size_t size)
+{
+	struct fuse_write_in in = {
+		.fh = fh, .offset = offset, .size = (uint32_t)size,
+		.write_flags = writeback ? FUSE_WRITE_CACHE : 0};
+	uint8_t *args = malloc(sizeof(in) + size);
+	assert_non_null(args);
+	memcpy(args, &in, sizeof(in));
+	for (size_t k = 0; k < size; k++)
+		args[sizeof(in) + k] = (uint8_t)c[k % strlen(c)];
+	put_at(r, 1, 0, BIG_AT, FUSE_WRITE, nodeid, args, sizeof(in) + size);
+	free(args);
+	struct fuse_getattr_in ga = {0};
+	put(r, 1, 1, FUSE_GETATTR, nodeid, &ga, sizeof(ga));
+	ring(r, 1);
+	wait_all(r, 1);
+	const void *body;
+	struct fuse_write_out wo;
+	assert_int_equal(reply(r, 1, 0, &body).error, 0);
+	memcpy(&wo, body, sizeof(wo));
+	assert_int_equal(wo.size, size);
+	struct fuse_attr_out ao;
+	assert_int_equal(reply(r, 1, 1, &body).error, 0);
+	memcpy(&ao, body, sizeof(ao));
+	return ao.attr.size;
+}
+
+/* Streaming writeback (VIRTIO_FS_WRITEBACK_TO_WORKER bytes or more) goes
+ * to the worker even from an idle ring, and so does what follows it on
+ * that doorbell; a WRITE a caller waits for, or a small file's pages
+ * written back at close, runs in place. Each lands in the file, in order. */
 static void test_writeback_goes_to_the_worker(void **state)
 {
 	struct rig *r = *state;
@@ -413,43 +455,33 @@ static void test_writeback_goes_to_the_worker(void **state)
 	assert_int_equal(ring_one(r, FUSE_OPEN, e.nodeid, &oi, sizeof(oi), &oo,
 				  sizeof(oo)).error,
 			 0);
-	struct {
-		struct fuse_write_in in;
-		char data[4];
-	} w = {.in = {.fh = oo.fh, .size = 4}};
-	struct fuse_write_out wo;
+	const size_t big = VIRTIO_FS_WRITEBACK_TO_WORKER;
 
 	uint64_t before = in_place(r);
-	memcpy(w.data, "sync", 4);
-	assert_int_equal(ring_one(r, FUSE_WRITE, e.nodeid, &w, sizeof(w), &wo,
-				  sizeof(wo)).error,
-			 0);
-	assert_int_equal(wo.size, 4);
-	assert_int_equal(in_place(r), before + 1);
+	assert_int_equal(write_then_getattr(r, e.nodeid, oo.fh, false, 0,
+					    "sync", 4), 4);
+	assert_int_equal(in_place(r), before + 2);
+	assert_int_equal(write_then_getattr(r, e.nodeid, oo.fh, true, 4,
+					    "back", 4), 8);
+	assert_int_equal(in_place(r), before + 4);
+	assert_int_equal(write_then_getattr(r, e.nodeid, oo.fh, false, 8,
+					    "large", big), 8 + big);
+	assert_int_equal(in_place(r), before + 6);
+	/* The GETATTR behind the writeback saw it done: the worker ran both,
+	 * in order. */
+	assert_int_equal(write_then_getattr(r, e.nodeid, oo.fh, true, 8 + big,
+					    "stream", big), 8 + 2 * big);
+	assert_int_equal(in_place(r), before + 6);
 
-	w.in.write_flags = FUSE_WRITE_CACHE;
-	w.in.offset = 4;
-	memcpy(w.data, "back", 4);
-	put(r, 1, 0, FUSE_WRITE, e.nodeid, &w, sizeof(w));
-	struct fuse_getattr_in ga = {0};
-	put(r, 1, 1, FUSE_GETATTR, e.nodeid, &ga, sizeof(ga));
-	ring(r, 1);
-	wait_all(r, 1);
-	const void *body;
-	assert_int_equal(reply(r, 1, 0, &body).error, 0);
-	struct fuse_attr_out ao;
-	assert_int_equal(reply(r, 1, 1, &body).error, 0);
-	memcpy(&ao, body, sizeof(ao));
-	assert_int_equal(ao.attr.size, 8); /* the WRITE ran first */
-	assert_int_equal(in_place(r), before + 1);
-
-	char path[128], got[9] = {0};
+	char path[128], got[16] = {0};
 	snprintf(path, sizeof(path), "%s/f1", r->root);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	assert_true(fd >= 0);
-	assert_int_equal(read(fd, got, sizeof(got)), 8);
+	assert_int_equal(pread(fd, got, 13, 0), 13);
+	assert_string_equal(got, "syncbacklarge");
+	assert_int_equal(pread(fd, got, 6, (off_t)(8 + big)), 6);
+	assert_memory_equal(got, "stream", 6);
 	close(fd);
-	assert_string_equal(got, "syncback");
 }
 
 struct bell_ringer {
