@@ -351,11 +351,44 @@ static bool always_reported(uint32_t op)
 	       op == FUSE_REMOVEMAPPING;
 }
 
+/* -v, once the vCPUs have stopped: where each queue's requests stand. A
+ * guest that stalled on the share shows whether its requests reached the
+ * device (posted, not taken: a doorbell nobody acted on) and came back
+ * (taken, not answered: in hand, or waiting on a lock). */
+static void log_queue_states(struct virtio_fs *fs)
+{
+	if (pthread_rwlock_tryrdlock(&fs->running))
+		return; /* a reset in progress: no rings to speak of */
+	for (unsigned int i = 0; i < fs->nr_workers; i++) {
+		struct virtio_fs_worker *w = &fs->workers[i];
+		struct split_ring *ring = &w->queue->ring;
+		if (!ring->size)
+			continue;
+		if (pthread_mutex_trylock(&w->run_lock)) {
+			log_info("%.*s queue %u: being drained",
+				 (int)sizeof(fs->config.tag), fs->config.tag, i);
+			continue;
+		}
+		uint16_t posted = split_ring_avail_idx(ring);
+		uint16_t taken = ring->last_avail;
+		pthread_mutex_lock(&w->push_lock);
+		uint16_t answered = ring->used_idx;
+		pthread_mutex_unlock(&w->push_lock);
+		bool handed_over = w->handed_over;
+		pthread_mutex_unlock(&w->run_lock);
+		log_info("%.*s queue %u: %u posted and not taken, %u taken and not answered%s",
+			 (int)sizeof(fs->config.tag), fs->config.tag, i,
+			 (uint16_t)(posted - taken), (uint16_t)(taken - answered),
+			 handed_over ? " (one left for the worker)" : "");
+	}
+	pthread_rwlock_unlock(&fs->running);
+}
+
 /* Every request the guest made of the share, by opcode: the round trips
  * an operation costs, and the data path. */
 static void virtio_fs_report(void *dev, struct device_report *out)
 {
-	const struct virtio_fs *fs = dev;
+	struct virtio_fs *fs = dev;
 
 	snprintf(out->name, sizeof(out->name), "%.*s",
 		 (int)sizeof(fs->config.tag), fs->config.tag);
@@ -385,9 +418,12 @@ static void virtio_fs_report(void *dev, struct device_report *out)
 			      (unsigned long long)atomic_load_explicit(
 				      &fs->queue_requests[q],
 				      memory_order_relaxed));
-	log_info("%s; %llu run in place", line,
+	log_info("%s", line);
+	log_info("%.*s requests run in place: %llu",
+		 (int)sizeof(fs->config.tag), fs->config.tag,
 		 (unsigned long long)atomic_load_explicit(
 			 &fs->requests_in_place, memory_order_relaxed));
+	log_queue_states(fs);
 }
 
 static const struct device_type virtio_fs_type;

@@ -187,3 +187,8 @@ bool split_ring_set_notification(struct split_ring *q, bool enable)
 	split_ring_mb(); /* publish before re-checking for new buffers */
 	return READ_ONCE(q->avail->idx) != q->last_avail;
 }
+
+uint16_t split_ring_avail_idx(const struct split_ring *q)
+{
+	return READ_ONCE(q->avail->idx);
+}

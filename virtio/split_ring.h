@@ -66,4 +66,8 @@ bool split_ring_should_interrupt(struct split_ring *q);
  * enable, returns true if buffers arrived meanwhile (drain again). */
 bool split_ring_set_notification(struct split_ring *q, bool enable);
 
+/* The guest's available index as it stands: how many chains it has posted
+ * (modulo 2^16), taken or not. */
+uint16_t split_ring_avail_idx(const struct split_ring *q);
+
 #endif

@@ -24,6 +24,12 @@ queues() {
 data" "$out"
 	counts=$(echo "$err" | sed -n 's/.*share0 requests per queue: //p')
 	expect_match "$1: two request queues" '^hiprio [0-9]+, request [0-9]+ [0-9]+$' "$counts"
+	# The guest ended cleanly: nothing it posted was left untaken or
+	# unanswered on any queue it set up (6.12 sets up all three).
+	states=$(echo "$err" | sed -n 's/^fsvm: share0 queue \([0-9]*\): /\1: /p')
+	expect_match "$1: the request queue's state" '^1: ' "$(echo "$states" | sed -n 2p)"
+	left=$(echo "$states" | grep -v ': 0 posted and not taken, 0 taken and not answered$')
+	expect_eq "$1: queues left with requests" "" "$left"
 }
 
 queues 6.12
