@@ -96,9 +96,9 @@ static bool virtio_fs_drain(struct virtio_fs_worker *w, bool in_place)
 			atomic_fetch_add_explicit(&w->fs->queue_requests[w->index],
 						  1, memory_order_relaxed);
 			if (in_place && !c->unreachable &&
-			    fuse_request_writeback_size(c->readable,
-							c->nr_readable) >=
-				    VIRTIO_FS_WRITEBACK_TO_WORKER) {
+			    fuse_request_is_writeback(c->readable,
+						      c->nr_readable,
+						      VIRTIO_FS_WRITEBACK_TO_WORKER)) {
 				w->handed_over = true;
 				return false;
 			}

@@ -297,17 +297,18 @@ size_t fuse_server_fail(struct fuse_server *srv, const struct iovec *in,
 	return handle(srv, in, in_cnt, out, out_cnt, err, NULL);
 }
 
-uint32_t fuse_request_writeback_size(const struct iovec *in, int in_cnt)
+bool fuse_request_is_writeback(const struct iovec *in, int in_cnt,
+			       size_t min_size)
 {
 	struct {
 		struct fuse_in_header hdr;
 		struct fuse_write_in write;
 	} req;
-	if (iov_copy_from(in, in_cnt, 0, &req, sizeof(req)) < sizeof(req) ||
-	    req.hdr.opcode != FUSE_WRITE ||
-	    !(req.write.write_flags & FUSE_WRITE_CACHE))
-		return 0;
-	return req.write.size;
+	return iov_length(in, in_cnt) >= sizeof(req) + min_size &&
+	       iov_copy_from(in, in_cnt, 0, &req, sizeof(req)) == sizeof(req) &&
+	       req.hdr.opcode == FUSE_WRITE &&
+	       (req.write.write_flags & FUSE_WRITE_CACHE) &&
+	       req.write.size >= min_size;
 }
 
 void fuse_server_abandon_waits(struct fuse_server *srv)

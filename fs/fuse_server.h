@@ -85,10 +85,12 @@ size_t fuse_server_handle(struct fuse_server *srv, const struct iovec *in,
 			  int in_cnt, const struct iovec *out, int out_cnt,
 			  const struct fuse_completion *later);
 
-/* The bytes in is to write when it is a WRITE of pages the guest's page
- * cache writes back (FUSE_WRITE_CACHE), else 0. Reads only the header and
- * the WRITE arguments; a short or odd request is not one. */
-uint32_t fuse_request_writeback_size(const struct iovec *in, int in_cnt);
+/* Whether in is a WRITE of at least min_size bytes of pages the guest's
+ * page cache writes back (FUSE_WRITE_CACHE). A request too short to carry
+ * that much is not one and costs no copy: every request a vCPU runs asks.
+ * Reads only the header and the WRITE arguments. */
+bool fuse_request_is_writeback(const struct iovec *in, int in_cnt,
+			       size_t min_size);
 
 /* The device was reset: every waiting request is dropped unanswered (its
  * rings are gone). Returns once no wait runs. */
