@@ -1,6 +1,7 @@
 /* virtio-fs device: each queue's ring is drained by the vCPU that rang its
- * doorbell (a few requests) or by the queue's worker thread, running each
- * request through the FUSE server with zero copies. */
+ * doorbell (a few requests) or by the queue's worker thread and, on a deep
+ * queue, its helpers, running each request through the FUSE server with
+ * zero copies. */
 #include "devices/virtio_fs.h"
 
 #include <errno.h>
@@ -19,22 +20,38 @@
 #include "devices/device.h"
 #include "vmm/core/log.h"
 
+struct virtio_fs_worker;
+
+struct virtio_fs_helper {
+	struct virtio_fs_worker *w;
+	pthread_t thread;
+	struct desc_chain *chain; /* its buffer; the request while busy */
+	bool busy;
+};
+
 struct virtio_fs_worker {
 	struct virtio_fs *fs;
 	struct virtio_queue *queue;
 	unsigned int index;
 	pthread_t thread;
 	/* Held while the ring is drained: by the worker, or by the vCPU
-	 * that rang the doorbell and found the ring free. Guards chain and
-	 * broken. */
+	 * that rang the doorbell and found the ring free. Guards chain,
+	 * handed_over and broken. */
 	pthread_mutex_t run_lock;
-	struct desc_chain chain;
+	struct desc_chain *chain;
 	/* chain is writeback a vCPU popped and left to the worker. */
 	bool handed_over;
 	bool broken; /* a malformed ring: ignored until the driver resets us */
-	/* Used ring and interrupt: whoever drains and the threads that
-	 * finish waiting requests (fs/fuse_wait.c) all return chains. */
+	/* Used ring and interrupt: whoever drains, the helpers and the
+	 * threads that finish waiting requests (fs/fuse_wait.c) all return
+	 * chains. */
 	pthread_mutex_t push_lock;
+	/* Hand-offs to the helpers: their busy flags and chain buffers. */
+	pthread_mutex_t hand_lock;
+	pthread_cond_t hand_cond;
+	bool stopping;
+	struct virtio_fs_helper helpers[VIRTIO_FS_HELPERS];
+	unsigned int nr_helpers; /* started so far */
 };
 
 static void virtio_fs_push(struct virtio_fs_worker *w, uint16_t head,
@@ -52,10 +69,9 @@ static void virtio_fs_complete(void *opaque, uint64_t head, size_t len)
 	virtio_fs_push(opaque, (uint16_t)head, len);
 }
 
-/* Runs the request in w->chain and returns its chain, unless it waits. */
-static void virtio_fs_run(struct virtio_fs_worker *w)
+/* Runs the request in c and returns its chain, unless it waits. */
+static void virtio_fs_run(struct virtio_fs_worker *w, const struct desc_chain *c)
 {
-	const struct desc_chain *c = &w->chain;
 	struct fuse_completion later = {
 		.done = virtio_fs_complete, .opaque = w, .token = c->head};
 	size_t len = c->unreachable
@@ -70,12 +86,80 @@ static void virtio_fs_run(struct virtio_fs_worker *w)
 		virtio_fs_push(w, c->head, len);
 }
 
-/* Runs the available requests under run_lock: all of them on the worker;
- * in place, on a vCPU, at most VIRTIO_FS_INLINE_BUDGET and no streaming
- * writeback, which the guest does not wait for: the vCPU goes back to the
- * guest and the worker writes it beside. Returns false when
- * requests are left, with the guest's notifications still off, for the
- * worker. */
+static void *virtio_fs_helper_main(void *arg)
+{
+	struct virtio_fs_helper *h = arg;
+	struct virtio_fs_worker *w = h->w;
+
+	pthread_mutex_lock(&w->hand_lock);
+	for (;;) {
+		while (!h->busy && !w->stopping)
+			pthread_cond_wait(&w->hand_cond, &w->hand_lock);
+		if (!h->busy)
+			break;
+		pthread_mutex_unlock(&w->hand_lock);
+		virtio_fs_run(w, h->chain);
+		atomic_fetch_add_explicit(&w->fs->requests_on_helpers, 1,
+					  memory_order_relaxed);
+		pthread_mutex_lock(&w->hand_lock);
+		h->busy = false;
+	}
+	pthread_mutex_unlock(&w->hand_lock);
+	return NULL;
+}
+
+/* Starts helper k with the worker's chain in hand, under hand_lock. */
+static bool virtio_fs_start_helper(struct virtio_fs_worker *w, unsigned int k)
+{
+	struct virtio_fs_helper *h = &w->helpers[k];
+	struct desc_chain *spare = malloc(sizeof(*spare));
+	if (!spare)
+		return false;
+	*h = (struct virtio_fs_helper){.w = w, .chain = w->chain, .busy = true};
+	if (pthread_create(&h->thread, NULL, virtio_fs_helper_main, h)) {
+		free(spare);
+		return false;
+	}
+	w->chain = spare;
+	w->nr_helpers = k + 1;
+	return true;
+}
+
+/* Gives the chain in hand to an idle helper, swapping buffers (a new
+ * helper if all are busy and there is room); false when it stays. */
+static bool virtio_fs_hand_off(struct virtio_fs_worker *w)
+{
+	bool handed = false;
+	pthread_mutex_lock(&w->hand_lock);
+	for (unsigned int k = 0; k < w->nr_helpers && !handed; k++) {
+		struct virtio_fs_helper *h = &w->helpers[k];
+		if (h->busy)
+			continue;
+		struct desc_chain *spare = h->chain;
+		h->chain = w->chain;
+		w->chain = spare;
+		h->busy = handed = true;
+		pthread_cond_broadcast(&w->hand_cond);
+	}
+	/* Threads running short only costs speed: the worker runs it. */
+	if (!handed && w->nr_helpers < w->fs->helpers_per_queue)
+		handed = virtio_fs_start_helper(w, w->nr_helpers);
+	pthread_mutex_unlock(&w->hand_lock);
+	return handed;
+}
+
+/* Whether the guest posted requests not yet taken. */
+static bool requests_waiting(const struct split_ring *ring)
+{
+	return split_ring_avail_idx(ring) != ring->last_avail;
+}
+
+/* Runs the available requests under run_lock: all of them on the worker,
+ * with its helpers taking those that have more behind them; in place, on
+ * a vCPU, at most VIRTIO_FS_INLINE_BUDGET and no streaming writeback,
+ * which the guest does not wait for: the vCPU goes back to the guest and
+ * the worker writes it beside. Returns false when requests are left, with
+ * the guest's notifications still off, for the worker. */
 static bool virtio_fs_drain(struct virtio_fs_worker *w, bool in_place)
 {
 	struct virtio_queue *q = w->queue;
@@ -85,14 +169,16 @@ static bool virtio_fs_drain(struct virtio_fs_worker *w, bool in_place)
 		if (in_place)
 			return false;
 		w->handed_over = false;
-		virtio_fs_run(w);
+		virtio_fs_run(w, w->chain);
 	}
+	/* Queue 0 carries FORGETs, which never wait on the host. */
+	bool helped = !in_place && w->index > 0;
 	unsigned int budget = in_place ? VIRTIO_FS_INLINE_BUDGET : UINT_MAX;
 	do {
 		split_ring_set_notification(&q->ring, false);
 		int got;
-		while ((got = split_ring_pop(&q->ring, &w->chain)) > 0) {
-			const struct desc_chain *c = &w->chain;
+		while ((got = split_ring_pop(&q->ring, w->chain)) > 0) {
+			const struct desc_chain *c = w->chain;
 			atomic_fetch_add_explicit(&w->fs->queue_requests[w->index],
 						  1, memory_order_relaxed);
 			if (in_place && !c->unreachable &&
@@ -102,7 +188,10 @@ static bool virtio_fs_drain(struct virtio_fs_worker *w, bool in_place)
 				w->handed_over = true;
 				return false;
 			}
-			virtio_fs_run(w);
+			if (helped && requests_waiting(&q->ring) &&
+			    virtio_fs_hand_off(w))
+				continue;
+			virtio_fs_run(w, w->chain);
 			if (in_place)
 				atomic_fetch_add_explicit(&w->fs->requests_in_place,
 							  1, memory_order_relaxed);
@@ -171,6 +260,30 @@ static void virtio_fs_notify(void *opaque, unsigned int q)
 	pthread_rwlock_unlock(&fs->running);
 }
 
+/* Ends a worker's helpers once each has finished its request. */
+static void virtio_fs_stop_helpers(struct virtio_fs_worker *w)
+{
+	pthread_mutex_lock(&w->hand_lock);
+	w->stopping = true;
+	pthread_cond_broadcast(&w->hand_cond);
+	pthread_mutex_unlock(&w->hand_lock);
+	for (unsigned int k = 0; k < w->nr_helpers; k++) {
+		pthread_join(w->helpers[k].thread, NULL);
+		free(w->helpers[k].chain);
+	}
+	w->nr_helpers = 0;
+}
+
+/* What a worker holds once its threads are gone. */
+static void virtio_fs_release_worker(struct virtio_fs_worker *w)
+{
+	pthread_mutex_destroy(&w->run_lock);
+	pthread_mutex_destroy(&w->push_lock);
+	pthread_mutex_destroy(&w->hand_lock);
+	pthread_cond_destroy(&w->hand_cond);
+	free(w->chain);
+}
+
 /* Under the running lock, held for writing. */
 static void virtio_fs_stop_workers(struct virtio_fs *fs)
 {
@@ -179,15 +292,15 @@ static void virtio_fs_stop_workers(struct virtio_fs *fs)
 	uint64_t one = 1;
 	if (write(fs->stop_fd, &one, sizeof(one)) < 0)
 		log_error("virtio-fs: stop: %s", strerror(errno));
-	for (unsigned int i = 0; i < fs->nr_workers; i++)
+	for (unsigned int i = 0; i < fs->nr_workers; i++) {
 		pthread_join(fs->workers[i].thread, NULL);
+		virtio_fs_stop_helpers(&fs->workers[i]);
+	}
 	/* No request runs nor starts a wait any more; the rings go once
 	 * none waits. */
 	fuse_server_abandon_waits(fs->server);
-	for (unsigned int i = 0; i < fs->nr_workers; i++) {
-		pthread_mutex_destroy(&fs->workers[i].run_lock);
-		pthread_mutex_destroy(&fs->workers[i].push_lock);
-	}
+	for (unsigned int i = 0; i < fs->nr_workers; i++)
+		virtio_fs_release_worker(&fs->workers[i]);
 	uint64_t drain;
 	if (read(fs->stop_fd, &drain, sizeof(drain)) < 0 && errno != EAGAIN)
 		log_error("virtio-fs: stop: %s", strerror(errno));
@@ -208,13 +321,16 @@ static int virtio_fs_start_workers(struct virtio_fs *fs,
 					       .index = i};
 		pthread_mutex_init(&w->run_lock, NULL);
 		pthread_mutex_init(&w->push_lock, NULL);
-		int err = pthread_create(&w->thread, NULL,
-					 virtio_fs_worker_main, w);
+		pthread_mutex_init(&w->hand_lock, NULL);
+		pthread_cond_init(&w->hand_cond, NULL);
+		w->chain = malloc(sizeof(*w->chain));
+		int err = w->chain ? -pthread_create(&w->thread, NULL,
+						     virtio_fs_worker_main, w)
+				   : -ENOMEM;
 		if (err) {
-			pthread_mutex_destroy(&w->run_lock);
-			pthread_mutex_destroy(&w->push_lock);
+			virtio_fs_release_worker(w);
 			virtio_fs_stop_workers(fs);
-			return -err;
+			return err;
 		}
 		fs->nr_workers = i + 1;
 	}
@@ -278,6 +394,7 @@ int virtio_fs_create(struct virtio_fs *fs, const char *tag,
 		return -EINVAL;
 	memcpy(fs->config.tag, tag, strlen(tag));
 	fs->config.num_request_queues = nr_request_queues;
+	fs->helpers_per_queue = VIRTIO_FS_HELPERS;
 	fs->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (fs->stop_fd < 0)
 		return -errno;
@@ -405,8 +522,8 @@ static void virtio_fs_report(void *dev, struct device_report *out)
 	if (unnamed)
 		device_report_add(out, "other", unnamed);
 	/* -v only: how the requests spread over the queues (one per vCPU
-	 * with a multiqueue guest) and how many ran on the vCPU that rang,
-	 * which no counter of the report holds. */
+	 * with a multiqueue guest) and how many ran on the vCPU that rang or
+	 * on a helper, which no counter of the report holds. */
 	char line[256];
 	int n = snprintf(line, sizeof(line), "%.*s requests per queue: hiprio %llu, request",
 			 (int)sizeof(fs->config.tag), fs->config.tag,
@@ -419,10 +536,12 @@ static void virtio_fs_report(void *dev, struct device_report *out)
 				      &fs->queue_requests[q],
 				      memory_order_relaxed));
 	log_info("%s", line);
-	log_info("%.*s requests run in place: %llu",
+	log_info("%.*s requests run in place: %llu, on helper threads: %llu",
 		 (int)sizeof(fs->config.tag), fs->config.tag,
 		 (unsigned long long)atomic_load_explicit(
-			 &fs->requests_in_place, memory_order_relaxed));
+			 &fs->requests_in_place, memory_order_relaxed),
+		 (unsigned long long)atomic_load_explicit(
+			 &fs->requests_on_helpers, memory_order_relaxed));
 	log_queue_states(fs);
 }
 

@@ -28,6 +28,11 @@
  * the vCPU goes on dirtying pages. A smaller one (a small file's pages,
  * written back at close while the caller waits) runs in place. */
 #define VIRTIO_FS_WRITEBACK_TO_WORKER (64u << 10)
+/* A request queue's worker hands the request it took to one of up to this
+ * many helper threads when more wait behind it, so one that waits on the
+ * host (uncached data, fsync) does not hold up the rest. Started the first
+ * time a queue is that deep: a shallow guest never has one. */
+#define VIRTIO_FS_HELPERS 3
 
 struct virtio_fs_worker;
 
@@ -42,11 +47,16 @@ struct virtio_fs {
 	pthread_rwlock_t running;
 	struct virtio_fs_worker *workers; /* one per queue while active */
 	unsigned int nr_workers;
+	/* Helpers each request queue may start: VIRTIO_FS_HELPERS, or 0 for
+	 * the worker alone (bench/queue_depth measures one against the
+	 * other). */
+	unsigned int helpers_per_queue;
 	int stop_fd;
 	/* Requests taken from each queue (0: high priority), for -v: how a
 	 * multiqueue guest spreads its load. */
 	_Atomic uint64_t queue_requests[1 + VIRTIO_FS_MAX_REQUEST_QUEUES];
 	_Atomic uint64_t requests_in_place; /* of them, run by a doorbell */
+	_Atomic uint64_t requests_on_helpers; /* and by a worker's helper */
 };
 
 /* Creates the device for one share, exported under tag, with a DAX

@@ -1,8 +1,9 @@
 /* Unit tests for devices/virtio_fs: FUSE requests put in real split rings
- * in guest memory, the device's workers answering each once, two request
- * queues of one share at once, a reset in the middle of a batch, and
- * doorbells that run requests on the ringing thread (writeback aside),
- * resets among them. Run under ASan and TSan too (make unit). */
+ * in guest memory, the device's workers answering each once (a deep
+ * queue's with their helpers), two request queues of one share at once,
+ * a reset in the middle of a batch, and doorbells that run requests on
+ * the ringing thread (writeback aside), resets among them. Run under ASan
+ * and TSan too (make unit). */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fuse.h>
@@ -264,6 +265,24 @@ static void test_every_request_answered_once(void **state)
 		batch(r, 1, QSIZE / 2);
 }
 
+/* A deep queue on the worker: each request with more behind it goes to a
+ * helper thread (the last of a batch stays), each still answered once and
+ * right; a lone request never leaves the worker. */
+static void test_deep_queue_shared_with_helpers(void **state)
+{
+	struct rig *r = *state;
+	uint64_t before = atomic_load(&r->fs.requests_on_helpers);
+	for (int round = 0; round < 20; round++)
+		batch(r, 1, QSIZE / 2);
+	uint64_t helped = atomic_load(&r->fs.requests_on_helpers) - before;
+	assert_true(helped > 0);
+	assert_true(helped <= 20 * (QSIZE / 2 - 1));
+	before = atomic_load(&r->fs.requests_on_helpers);
+	for (int round = 0; round < 20; round++)
+		batch(r, 1, 1);
+	assert_int_equal(atomic_load(&r->fs.requests_on_helpers), before);
+}
+
 struct queue_load {
 	struct rig *r;
 	unsigned int q;
@@ -522,6 +541,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_every_request_answered_once,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_deep_queue_shared_with_helpers,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_two_request_queues_at_once,
 						setup, teardown),
