@@ -208,14 +208,14 @@ $(BUILD)/fuzz/%: $(BUILD)/fuzz-obj/tests/fuzz/%.o $(BUILD)/libfsvm-fuzz.a
 # Benchmarks, side by side (bench/, results in bench/results/): the request
 # path natively, then boots and file systems against QEMU's peers, each in
 # one lab run where this host's KVM cannot boot stock kernels.
-bench: fsvm guest $(BUILD)/bench/device $(BUILD)/bench/doorbell
+bench: fsvm guest $(BUILD)/bench/device $(BUILD)/bench/doorbell $(BUILD)/bench/queue_depth
 	bench/device
 	bench/boot
 	bench/fs
 
 # bench/device drives the request path natively (no VM); bench/doorbell
 # the doorbell's round trip through the device.
-$(BUILD)/bench/device $(BUILD)/bench/doorbell: $(BUILD)/bench/%: bench/%.c $(BUILD)/libfsvm.a
+$(BUILD)/bench/device $(BUILD)/bench/doorbell $(BUILD)/bench/queue_depth: $(BUILD)/bench/%: bench/%.c $(BUILD)/libfsvm.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -o $@ $(filter %.c %.a,$^) $(LDLIBS)
 
