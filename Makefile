@@ -105,7 +105,7 @@ $(BUILD)/tsan/%.o: %.c
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libfsvm.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $(filter %.c %.a,$^) $(LDLIBS) -lcmocka
+	$(CC) $(CFLAGS) -o $@ $(filter %.c,$^) $(filter %.a,$^) $(LDLIBS) -lcmocka
 
 $(BUILD)/tests-san/%: tests/unit/%.c $(BUILD)/libfsvm-san.a
 	@mkdir -p $(dir $@)
@@ -214,10 +214,13 @@ bench: fsvm guest $(BUILD)/bench/device $(BUILD)/bench/doorbell $(BUILD)/bench/q
 	bench/fs
 
 # bench/device drives the request path natively (no VM); bench/doorbell
-# the doorbell's round trip through the device.
+# the doorbell's round trip through the device (bench/device_rig.c: the
+# device on synthetic guest memory); bench/queue_depth a deep queue
+# through the worker, with its helpers or alone.
 $(BUILD)/bench/device $(BUILD)/bench/doorbell $(BUILD)/bench/queue_depth: $(BUILD)/bench/%: bench/%.c $(BUILD)/libfsvm.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -o $@ $(filter %.c %.a,$^) $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $(filter %.c,$^) $(filter %.a,$^) $(LDLIBS)
+$(BUILD)/bench/doorbell $(BUILD)/bench/queue_depth: bench/device_rig.c bench/device_rig.h
 
 # Guest tests need a KVM that runs stock kernels: this host's, or the lab's.
 integration: fsvm guest guest-microvm guest-modular

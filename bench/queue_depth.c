@@ -17,43 +17,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
-#include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "devices/virtio_fs.h"
+#include "bench/device_rig.h"
 
-#define RING 256
 #define RAM (4ULL << 20)
-#define DESC_GPA 0x0
-#define AVAIL_GPA 0x4000
-#define USED_GPA 0x8000
 #define SLOTS_GPA 0x10000 /* a request's in part, then its reply */
 #define SLOT 0x3000
 #define REPLY_AT 0x1000 /* in a slot: a header and 4 KiB of data */
 #define REPLY_LEN (sizeof(struct fuse_out_header) + 4096)
 #define FILE_SIZE (256ULL << 20)
 
-static uint8_t *ram;
-static struct guest_mem mem;
-static struct virtio_fs fs;
-static struct virtio_queue queues[2]; /* high priority (idle), requests */
+static struct device_rig rig;
 static uint64_t unique;
 static uint16_t avail_idx;
-
-static void die(const char *what)
-{
-	fprintf(stderr, "queue_depth: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
-
-static double now_us(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec * 1e6 + (double)t.tv_nsec / 1e3;
-}
 
 /* Puts a request in slot s of the request queue, unpublished. */
 static void put(unsigned int s, uint32_t opcode, uint64_t nodeid,
@@ -64,32 +41,32 @@ static void put(unsigned int s, uint32_t opcode, uint64_t nodeid,
 	struct fuse_in_header h = {.len = (uint32_t)(sizeof(h) + len),
 				   .opcode = opcode, .unique = id,
 				   .nodeid = nodeid};
-	memcpy(ram + in, &h, sizeof(h));
-	memcpy(ram + in + sizeof(h), args, len);
-	struct vring_desc *desc = (void *)(ram + DESC_GPA);
+	memcpy(rig.ram + in, &h, sizeof(h));
+	memcpy(rig.ram + in + sizeof(h), args, len);
+	struct vring_desc *desc = (void *)(rig.ram + RIG_DESC_GPA);
 	desc[2 * s] = (struct vring_desc){.addr = in, .len = h.len,
 					  .flags = VRING_DESC_F_NEXT,
 					  .next = (uint16_t)(2 * s + 1)};
 	desc[2 * s + 1] = (struct vring_desc){.addr = in + REPLY_AT,
 					      .len = REPLY_LEN,
 					      .flags = VRING_DESC_F_WRITE};
-	struct vring_avail *avail = (void *)(ram + AVAIL_GPA);
-	avail->ring[avail_idx++ % RING] = (uint16_t)(2 * s);
+	struct vring_avail *avail = (void *)(rig.ram + RIG_AVAIL_GPA);
+	avail->ring[avail_idx++ % RIG_RING] = (uint16_t)(2 * s);
 }
 
 /* Publishes what was put, kicks the worker and waits for every reply. */
 static void run_batch(void)
 {
-	struct vring_avail *avail = (void *)(ram + AVAIL_GPA);
-	struct vring_used *used = (void *)(ram + USED_GPA);
+	struct vring_avail *avail = (void *)(rig.ram + RIG_AVAIL_GPA);
+	struct vring_used *used = (void *)(rig.ram + RIG_USED_GPA);
 	__atomic_store_n(&avail->idx, avail_idx, __ATOMIC_RELEASE);
 	uint64_t one = 1;
-	if (write(queues[1].kick_fd, &one, sizeof(one)) < 0)
-		die("kick");
+	if (write(rig.queues[1].kick_fd, &one, sizeof(one)) < 0)
+		rig_die("kick");
 	while (__atomic_load_n(&used->idx, __ATOMIC_ACQUIRE) != avail_idx) {
 		uint64_t calls;
-		if (read(queues[1].call_fd, &calls, sizeof(calls)) < 0)
-			die("interrupt");
+		if (read(rig.queues[1].call_fd, &calls, sizeof(calls)) < 0)
+			rig_die("interrupt");
 	}
 }
 
@@ -97,7 +74,7 @@ static void run_batch(void)
 static int reply(unsigned int s, void *body, size_t len)
 {
 	struct fuse_out_header h;
-	const uint8_t *out = ram + SLOTS_GPA + (uint64_t)s * SLOT + REPLY_AT;
+	const uint8_t *out = rig.ram + SLOTS_GPA + (uint64_t)s * SLOT + REPLY_AT;
 	memcpy(&h, out, sizeof(h));
 	memcpy(body, out + sizeof(h), len);
 	return h.error;
@@ -110,53 +87,35 @@ static void make_file(const char *path)
 	memset(chunk, 0x5a, sizeof(chunk));
 	for (uint64_t off = 0; fd >= 0 && off < FILE_SIZE; off += sizeof(chunk))
 		if (write(fd, chunk, sizeof(chunk)) != (ssize_t)sizeof(chunk))
-			die("write the file");
+			rig_die("write the file");
 	if (fd < 0 || fsync(fd) || close(fd))
-		die("make the file");
+		rig_die("make the file");
 }
 
 int main(int argc, char **argv)
 {
+	rig_prog = "queue_depth";
 	long helpers = argc > 3 ? atol(argv[1]) : -1;
 	long depth = argc > 3 ? atol(argv[2]) : 0;
 	long batches = argc > 3 ? atol(argv[3]) : 0;
 	if (helpers < 0 || helpers > VIRTIO_FS_HELPERS || depth < 1 ||
-	    depth > RING / 2 || batches < 1) {
+	    depth > RIG_RING / 2 || batches < 1) {
 		fprintf(stderr, "usage: queue_depth HELPERS(0-%d) DEPTH(1-%d) BATCHES [FOLDER]\n",
-			VIRTIO_FS_HELPERS, RING / 2);
+			VIRTIO_FS_HELPERS, RIG_RING / 2);
 		return 2;
 	}
 	char share[4096], file[4200];
 	snprintf(share, sizeof(share), "%s/fsvm-queue-depth-XXXXXX",
 		 argc > 4 ? argv[4] : "/var/tmp");
 	if (!mkdtemp(share))
-		die("mkdtemp");
+		rig_die("mkdtemp");
 	snprintf(file, sizeof(file), "%s/data", share);
 	make_file(file);
 	int host_fd = open(file, O_RDONLY | O_CLOEXEC);
 	if (host_fd < 0)
-		die("open the file");
+		rig_die("open the file");
 
-	struct fuse_server_config cfg = {.root = share, .cache = FUSE_CACHE_NONE};
-	if (virtio_fs_create(&fs, "bench", &cfg, 1, 0, 0))
-		die("virtio_fs_create");
-	fs.helpers_per_queue = (unsigned int)helpers;
-	ram = mmap(NULL, RAM, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-	if (ram == MAP_FAILED)
-		die("guest RAM");
-	guest_mem_add(&mem, 0, RAM, ram);
-	for (unsigned int q = 0; q < 2; q++) {
-		queues[q] = (struct virtio_queue){
-			.kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK),
-			.call_fd = eventfd(0, EFD_CLOEXEC)}; /* the guest sleeps */
-		if (queues[q].kick_fd < 0 || queues[q].call_fd < 0)
-			die("eventfd");
-	}
-	if (split_ring_init(&queues[1].ring, &mem, RING, DESC_GPA, AVAIL_GPA,
-			    USED_GPA, false, false) ||
-	    fs.dev.activate(fs.dev.opaque, queues, 2, fs.dev.features))
-		die("start");
+	rig_start(&rig, share, FUSE_CACHE_NONE, RAM, (unsigned int)helpers);
 
 	struct fuse_init_in init = {.major = FUSE_KERNEL_VERSION,
 				    .minor = FUSE_KERNEL_MINOR_VERSION};
@@ -166,37 +125,36 @@ int main(int argc, char **argv)
 	run_batch();
 	struct fuse_entry_out entry;
 	if ((errno = -reply(0, &entry, sizeof(entry))))
-		die("LOOKUP");
+		rig_die("LOOKUP");
 	struct fuse_open_in open_in = {.flags = O_RDONLY};
 	put(0, FUSE_OPEN, entry.nodeid, &open_in, sizeof(open_in));
 	run_batch();
 	struct fuse_open_out opened;
 	if ((errno = -reply(0, &opened, sizeof(opened))))
-		die("OPEN");
+		rig_die("OPEN");
 
 	srandom(1);
 	double total = 0;
 	for (long b = 0; b < batches; b++) {
 		if (posix_fadvise(host_fd, 0, 0, POSIX_FADV_DONTNEED))
-			die("drop the file's cache");
+			rig_die("drop the file's cache");
 		for (unsigned int s = 0; s < depth; s++) {
 			struct fuse_read_in rd = {
 				.fh = opened.fh, .size = 4096,
 				.offset = (uint64_t)random() % (FILE_SIZE / 4096) * 4096};
 			put(s, FUSE_READ, entry.nodeid, &rd, sizeof(rd));
 		}
-		double t0 = now_us();
+		double t0 = rig_now_ns();
 		run_batch();
-		total += now_us() - t0;
+		total += (rig_now_ns() - t0) / 1e3;
 		for (unsigned int s = 0; s < depth; s++) {
 			uint8_t byte;
 			if ((errno = -reply(s, &byte, 1)) || byte != 0x5a)
-				die("READ");
+				rig_die("READ");
 		}
 	}
 	printf("%ld %ld %.0f\n", helpers, depth, total / (double)batches);
-	fs.dev.reset(fs.dev.opaque);
-	fuse_server_destroy(fs.server);
+	rig_stop(&rig);
 	close(host_fd);
 	return unlink(file) || rmdir(share) ? 1 : 0;
 }
