@@ -55,9 +55,12 @@ expect_match() {
 }
 
 # run_fsvm ARGS...: runs fsvm as the test user, leaving $out, $err and $rc.
+# A guest or fsvm that failed (125) leaves its last words in the test's log:
+# run-all runs a test again when they name the lab's CPU fault.
 run_fsvm() {
 	"$FSVM" "$@" >"$TMP/out" 2>"$TMP/err"
 	rc=$?
+	[ "$rc" != 125 ] || tail -n 20 "$TMP/err" >&2
 	out=$(cat "$TMP/out")
 	err=$(cat "$TMP/err")
 }
