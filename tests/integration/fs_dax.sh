@@ -38,11 +38,9 @@ pid=$!
 wait_for_file "$share/ready" $pid
 printf 'after!' | dd of="$share/shared" conv=notrunc status=none
 wait $pid
-rc=$?
+expect_status "status" 0 "$?"
 out=$(cat "$TMP/out")
 err=$(cat "$TMP/err")
-expect_eq "status" 0 "$rc"
-[ "$rc" = 0 ] || echo "$err" | tail -n 20 >&2
 expect_match "mounted with DAX" "^mount .*dax=inode" "$out"
 expect_match "256 MiB checksum" "^sum $sum$" "$out"
 expect_match "extending write from a DAX mapping" "^copy from a mapping (1048576|Bad address|Invalid argument)$" "$out"
@@ -65,9 +63,7 @@ sleep 2
 vmm=$(pgrep -n -x fsvm)
 left=$(grep -c "$share/small" "/proc/$vmm/maps")
 wait $pid
-rc=$?
-expect_eq "recycling run" 0 "$rc"
-[ "$rc" = 0 ] || tail -n 20 "$TMP/err" >&2
+expect_status "recycling run" 0 "$?"
 expect_match "the window was recycled" "REMOVEMAPPING [1-9]" "$(grep 'share0 requests:' "$TMP/err")"
 expect_eq "host mappings left after the guest dropped its caches" 0 "$left"
 
@@ -108,9 +104,7 @@ truncate -s 0 "$share/trunc" && touch "$share/truncated"
 wait_for_file "$share/seen" $pid
 head -c 4M /dev/zero | tr '\0' y >"$share/trunc" && touch "$share/regrown"
 wait $pid
-rc=$?
-expect_eq "truncation run" 0 "$rc"
-[ "$rc" = 0 ] || tail -n 20 "$TMP/err" >&2
+expect_status "truncation run" 0 "$?"
 out=$(cat "$TMP/out")
 expect_match "mapped before" "^before x$" "$out"
 expect_match "lost page at once: zeros or SIGBUS" "^at once (byte 0|signal 7)$" "$out"
@@ -143,9 +137,7 @@ if pid == 0:
 st = os.waitpid(pid, 0)[1]
 print(\"store\", \"signal %d\" % os.WTERMSIG(st) if os.WIFSIGNALED(st) else \"ok\")
 " && cat /mnt/d/shared' >"$TMP/out" 2>"$TMP/err"
-rc=$?
-expect_eq "full disk run" 0 "$rc"
-[ "$rc" = 0 ] || tail -n 20 "$TMP/err" >&2
+expect_status "full disk run" 0 "$?"
 out=$(cat "$TMP/out")
 expect_match "write into a hole on a full disk" "^write No space left on device$" "$out"
 expect_match "store into a hole on a full disk" "^store signal 7$" "$out"

@@ -54,6 +54,13 @@ expect_match() {
 	printf '%s' "$3" | grep -Eq -- "$2" || fail "$1: [$3] does not match /$2/"
 }
 
+# expect_status WHAT EXPECTED RC: fsvm's status; when it is not the one
+# expected, the end of fsvm's stderr ($TMP/err) goes to the test's log.
+expect_status() {
+	expect_eq "$1" "$2" "$3"
+	[ "$2" = "$3" ] || tail -n 20 "$TMP/err" >&2
+}
+
 # run_fsvm ARGS...: runs fsvm as the test user, leaving $out, $err and $rc.
 # A guest or fsvm that failed (125) leaves its last words in the test's log:
 # run-all runs a test again when they name the lab's CPU fault.
