@@ -29,10 +29,24 @@ void pci_dev_init(struct pci_dev *dev, uint16_t vendor, uint16_t device,
 	put16(&dev->cfg[PCI_SUBSYSTEM_ID], subsys_id);
 	dev->cfg[PCI_HEADER_TYPE] = PCI_HEADER_TYPE_NORMAL;
 	put16(&dev->wmask[PCI_COMMAND],
-	      PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER | PCI_COMMAND_INTX_DISABLE);
+	      PCI_COMMAND_IO | PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER |
+		      PCI_COMMAND_INTX_DISABLE);
 	dev->wmask[PCI_INTERRUPT_LINE] = 0xff;
 	dev->next_cap = PCI_CAP_START;
 	dev->last_cap_next = &dev->cfg[PCI_CAPABILITY_LIST];
+}
+
+/* The BAR's registers as the guest reads them: address and type bits. */
+static void pci_bar_store(struct pci_dev *dev, int idx)
+{
+	const struct pci_bar *bar = &dev->bars[idx];
+	uint32_t type = bar->io ? PCI_BASE_ADDRESS_SPACE_IO
+				: (bar->is64 ? PCI_BASE_ADDRESS_MEM_TYPE_64 : 0) |
+					  (bar->prefetch ? PCI_BASE_ADDRESS_MEM_PREFETCH : 0);
+	put32(&dev->cfg[PCI_BASE_ADDRESS_0 + 4 * idx], (uint32_t)bar->addr | type);
+	if (bar->is64)
+		put32(&dev->cfg[PCI_BASE_ADDRESS_0 + 4 * (idx + 1)],
+		      (uint32_t)(bar->addr >> 32));
 }
 
 void pci_dev_set_bar(struct pci_dev *dev, int bar, uint64_t addr,
@@ -40,12 +54,14 @@ void pci_dev_set_bar(struct pci_dev *dev, int bar, uint64_t addr,
 {
 	dev->bars[bar] = (struct pci_bar){.addr = addr, .size = size,
 					  .is64 = is64, .prefetch = prefetch};
-	uint32_t lo = (uint32_t)addr | (is64 ? PCI_BASE_ADDRESS_MEM_TYPE_64 : 0) |
-		      (prefetch ? PCI_BASE_ADDRESS_MEM_PREFETCH : 0);
-	put32(&dev->cfg[PCI_BASE_ADDRESS_0 + 4 * bar], lo);
-	if (is64)
-		put32(&dev->cfg[PCI_BASE_ADDRESS_0 + 4 * (bar + 1)],
-		      (uint32_t)(addr >> 32));
+	pci_bar_store(dev, bar);
+}
+
+void pci_dev_set_io_bar(struct pci_dev *dev, int bar, uint16_t port,
+			uint16_t size)
+{
+	dev->bars[bar] = (struct pci_bar){.addr = port, .size = size, .io = true};
+	pci_bar_store(dev, bar);
 }
 
 unsigned int pci_dev_add_cap(struct pci_dev *dev, const void *data,
@@ -92,19 +108,15 @@ static void pci_bar_write(struct pci_dev *dev, unsigned int reg,
 	if (high)
 		addr = (addr & 0xffffffffULL) | ((uint64_t)value << 32);
 	else
-		addr = (addr & ~0xffffffffULL) | (value & ~0xfULL);
+		addr = (addr & ~0xffffffffULL) |
+		       (value & (bar->io ? ~0x3ULL : ~0xfULL));
 	addr &= mask;
-	if (!bar->is64)
-		addr &= 0xffffffffULL;
+	/* Ports are 16 bits: the upper half of an I/O BAR reads as zero. */
+	addr &= bar->io ? 0xffffULL : bar->is64 ? ~0ULL : 0xffffffffULL;
 
 	uint64_t old = bar->addr;
 	bar->addr = addr;
-	uint32_t lo = (uint32_t)addr | (bar->is64 ? PCI_BASE_ADDRESS_MEM_TYPE_64 : 0) |
-		      (bar->prefetch ? PCI_BASE_ADDRESS_MEM_PREFETCH : 0);
-	put32(&dev->cfg[PCI_BASE_ADDRESS_0 + 4 * idx], lo);
-	if (bar->is64)
-		put32(&dev->cfg[PCI_BASE_ADDRESS_0 + 4 * (idx + 1)],
-		      (uint32_t)(addr >> 32));
+	pci_bar_store(dev, idx);
 	if (old != addr && dev->bar_moved)
 		dev->bar_moved(dev, idx, old);
 }
@@ -131,14 +143,15 @@ static void pci_cfg_write(struct pci_dev *dev, unsigned int off,
 		dev->cfg_written(dev, off, size);
 }
 
-static bool pci_bar_lookup(const struct pci_dev *dev, uint64_t addr,
+static bool pci_bar_lookup(const struct pci_dev *dev, bool io, uint64_t addr,
 			   int *bar, uint64_t *off)
 {
-	if (!(dev->cfg[PCI_COMMAND] & PCI_COMMAND_MEMORY))
+	if (!(dev->cfg[PCI_COMMAND] & (io ? PCI_COMMAND_IO : PCI_COMMAND_MEMORY)))
 		return false;
 	for (int i = 0; i < PCI_BAR_COUNT; i++) {
 		const struct pci_bar *b = &dev->bars[i];
-		if (b->size && addr >= b->addr && addr - b->addr < b->size) {
+		if (b->size && b->io == io && addr >= b->addr &&
+		    addr - b->addr < b->size) {
 			*bar = i;
 			*off = addr - b->addr;
 			return true;
@@ -158,15 +171,15 @@ void pci_cfg_access(struct pci_dev *dev, unsigned int off, bool is_write,
 	pthread_mutex_unlock(&dev->lock);
 }
 
-bool pci_mmio_access(struct pci_dev *dev, uint64_t addr, bool is_write,
-		     uint8_t *data, unsigned int size)
+bool pci_bar_access(struct pci_dev *dev, bool io, uint64_t addr,
+		    bool is_write, uint8_t *data, unsigned int size)
 {
 	if (!dev->bar_access)
 		return false; /* set before the device is plugged, never after */
 	int bar;
 	uint64_t off;
 	pthread_mutex_lock(&dev->lock);
-	bool hit = pci_bar_lookup(dev, addr, &bar, &off);
+	bool hit = pci_bar_lookup(dev, io, addr, &bar, &off);
 	bool unlocked = hit && bar == dev->unlocked_bar &&
 			off >= dev->unlocked_off &&
 			off - dev->unlocked_off < dev->unlocked_len;

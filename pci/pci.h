@@ -18,6 +18,7 @@ struct pci_bar {
 	uint64_t size; /* power of two; 0: BAR unused */
 	bool is64;
 	bool prefetch;
+	bool io; /* in port I/O space, not memory */
 };
 
 struct pci_dev {
@@ -55,6 +56,9 @@ void pci_dev_init(struct pci_dev *dev, uint16_t vendor, uint16_t device,
 /* Declares a memory BAR at a placement chosen by the VMM. */
 void pci_dev_set_bar(struct pci_dev *dev, int bar, uint64_t addr,
 		     uint64_t size, bool is64, bool prefetch);
+/* Declares a port I/O BAR (size a power of two, at most 256). */
+void pci_dev_set_io_bar(struct pci_dev *dev, int bar, uint16_t port,
+			uint16_t size);
 /* Appends a capability (len bytes at data, id in data[0]); returns its
  * config-space offset or 0 when the space is full. */
 unsigned int pci_dev_add_cap(struct pci_dev *dev, const void *data,
@@ -64,12 +68,13 @@ unsigned int pci_dev_add_cap(struct pci_dev *dev, const void *data,
 void pci_cfg_access(struct pci_dev *dev, unsigned int off, bool is_write,
 		    uint8_t *data, unsigned int size);
 
-/* A memory access at guest-physical addr: if the device decodes memory and
- * addr falls in one of its BARs, runs bar_access and returns true. Lookup
- * and access are one step under dev->lock, so a config write on another
- * vCPU cannot move the BAR between them; an access to the unlocked range
- * is looked up under the lock and run after it. */
-bool pci_mmio_access(struct pci_dev *dev, uint64_t addr, bool is_write,
-		     uint8_t *data, unsigned int size);
+/* A memory access at guest-physical addr (io false) or a port access (io
+ * true): if the device decodes that space and addr falls in one of its
+ * BARs there, runs bar_access and returns true. Lookup and access are one
+ * step under dev->lock, so a config write on another vCPU cannot move the
+ * BAR between them; an access to the unlocked range is looked up under
+ * the lock and run after it. */
+bool pci_bar_access(struct pci_dev *dev, bool io, uint64_t addr,
+		    bool is_write, uint8_t *data, unsigned int size);
 
 #endif

@@ -56,30 +56,42 @@ static void pci_host_config_data_io(void *opaque, uint64_t offset,
 		memset(data, 0xff, size);
 }
 
-static void pci_host_mmio(void *opaque, uint64_t offset, bool is_write,
-			  uint8_t *data, unsigned int size)
+static void pci_host_route(struct pci_host *host, bool io, uint64_t addr,
+			   bool is_write, uint8_t *data, unsigned int size)
 {
-	struct pci_host *host = opaque;
-	uint64_t addr = host->mmio32_start + offset;
-
 	for (int slot = 0; slot < PCI_HOST_SLOTS; slot++) {
 		struct pci_dev *dev = host->slots[slot];
-		if (dev && pci_mmio_access(dev, addr, is_write, data, size))
+		if (dev && pci_bar_access(dev, io, addr, is_write, data, size))
 			return;
 	}
 	if (!is_write)
 		memset(data, 0xff, size);
 }
 
+static void pci_host_mmio(void *opaque, uint64_t offset, bool is_write,
+			  uint8_t *data, unsigned int size)
+{
+	struct pci_host *host = opaque;
+	pci_host_route(host, false, host->win.mmio32_start + offset, is_write,
+		       data, size);
+}
+
+static void pci_host_io(void *opaque, uint64_t offset, bool is_write,
+			uint8_t *data, unsigned int size)
+{
+	struct pci_host *host = opaque;
+	pci_host_route(host, true, host->win.io_start + offset, is_write, data,
+		       size);
+}
+
 int pci_host_init(struct pci_host *host, struct io_bus *pio,
-		  struct io_bus *mmio, uint64_t mmio32_start,
-		  uint64_t mmio32_end, uint64_t mmio64_start)
+		  struct io_bus *mmio, const struct pci_windows *win)
 {
 	memset(host, 0, sizeof(*host));
-	host->mmio32_start = mmio32_start;
-	host->mmio32_end = mmio32_end;
-	host->next_mmio32 = mmio32_start;
-	host->next_mmio64 = mmio64_start;
+	host->win = *win;
+	host->next_mmio32 = win->mmio32_start;
+	host->next_mmio64 = win->mmio64_start;
+	host->next_io = win->io_start;
 	pci_dev_init(&host->bridge, BRIDGE_VENDOR, BRIDGE_DEVICE, BRIDGE_CLASS,
 		     0, 0);
 	host->slots[0] = &host->bridge;
@@ -89,9 +101,13 @@ int pci_host_init(struct pci_host *host, struct io_bus *pio,
 		err = io_bus_register(pio, PCI_CONFIG_DATA_PORT, 4,
 				      pci_host_config_data_io, host);
 	if (!err)
-		err = io_bus_register(mmio, mmio32_start,
-				      mmio32_end - mmio32_start,
+		err = io_bus_register(mmio, win->mmio32_start,
+				      win->mmio32_end - win->mmio32_start,
 				      pci_host_mmio, host);
+	if (!err)
+		err = io_bus_register(pio, win->io_start,
+				      win->io_end - win->io_start, pci_host_io,
+				      host);
 	return err;
 }
 
@@ -109,7 +125,7 @@ int pci_host_add(struct pci_host *host, struct pci_dev *dev)
 uint64_t pci_host_alloc_mmio32(struct pci_host *host, uint64_t size)
 {
 	uint64_t addr = (host->next_mmio32 + size - 1) & ~(size - 1);
-	if (addr + size > host->mmio32_end)
+	if (addr + size > host->win.mmio32_end)
 		return 0;
 	host->next_mmio32 = addr + size;
 	return addr;
@@ -120,4 +136,13 @@ uint64_t pci_host_alloc_mmio64(struct pci_host *host, uint64_t size)
 	uint64_t addr = (host->next_mmio64 + size - 1) & ~(size - 1);
 	host->next_mmio64 = addr + size;
 	return addr;
+}
+
+uint16_t pci_host_alloc_io(struct pci_host *host, uint16_t size)
+{
+	uint64_t port = (host->next_io + size - 1) & ~(uint64_t)(size - 1);
+	if (port + size > host->win.io_end)
+		return 0;
+	host->next_io = port + size;
+	return (uint16_t)port;
 }

@@ -48,7 +48,7 @@ static void ops_doorbells(struct virtio_transport *t, bool assign)
 {
 	struct virtio_mmio *m = t->opaque;
 	if (m->plugged) /* off the bus (unit tests), every kick exits */
-		virtio_transport_doorbells(t, m->vm,
+		virtio_transport_doorbells(t, m->vm, false,
 					   m->base + VIRTIO_MMIO_QUEUE_NOTIFY,
 					   0, REG_SIZE, assign);
 }

@@ -16,22 +16,21 @@
 #define BAR0_COMMON 0x0000
 #define BAR0_ISR 0x1000
 #define BAR0_DEVICE 0x2000
-#define BAR0_NOTIFY 0x3000
 #define BAR0_MSIX_TABLE 0x4000
 #define BAR0_MSIX_PBA 0x5000
 #define BAR0_SIZE 0x8000
+/* The doorbells are ports, not memory: a port write exits with its port
+ * and value, where a write to an MMIO page makes KVM fetch and decode the
+ * guest's instruction first (AMD without decode assists, nested KVM). */
+#define NOTIFY_BAR 1
 #define NOTIFY_MULTIPLIER 4
+#define NOTIFY_BAR_SIZE (VIRTIO_TRANSPORT_MAX_QUEUES * NOTIFY_MULTIPLIER)
 #define SHM_BAR 2
 
 #define VIRTIO_PCI_VENDOR 0x1af4
 #define VIRTIO_PCI_DEVICE_BASE 0x1040
 #define VIRTIO_PCI_REVISION 1
 #define PCI_CLASS_STORAGE_OTHER_REV 0x01800000
-
-static uint64_t bar0_addr(const struct virtio_pci *vp)
-{
-	return vp->pci.bars[0].addr;
-}
 
 /* The shared memory BAR is guest RAM-like: a KVM memory slot over the
  * device's host memory at the BAR's address, present only while the
@@ -135,14 +134,14 @@ static void virtio_pci_cfg_written(struct pci_dev *pci, unsigned int off,
 
 static void queue_doorbells(struct virtio_pci *vp, uint64_t base, bool assign)
 {
-	virtio_transport_doorbells(&vp->t, vp->vm, base + BAR0_NOTIFY,
+	virtio_transport_doorbells(&vp->t, vp->vm, true, base,
 				   NOTIFY_MULTIPLIER, 2, assign);
 }
 
 static void ops_doorbells(struct virtio_transport *t, bool assign)
 {
 	struct virtio_pci *vp = t->opaque;
-	queue_doorbells(vp, bar0_addr(vp), assign);
+	queue_doorbells(vp, vp->pci.bars[NOTIFY_BAR].addr, assign);
 }
 
 static int ops_call_fd(struct virtio_transport *t, unsigned int q)
@@ -265,6 +264,14 @@ static void virtio_pci_bar_access(struct pci_dev *pci, int bar, uint64_t off,
 				  unsigned int size)
 {
 	struct virtio_pci *vp = pci->opaque;
+	if (bar == NOTIFY_BAR) {
+		if (is_write)
+			virtio_transport_notify(&vp->t,
+						(uint32_t)(off / NOTIFY_MULTIPLIER));
+		else
+			memset(data, 0, size);
+		return;
+	}
 	if (bar != 0 || size > 8) {
 		if (!is_write)
 			memset(data, 0xff, size);
@@ -280,7 +287,7 @@ static void virtio_pci_bar_access(struct pci_dev *pci, int bar, uint64_t off,
 		 * pin): with MSI-X no cause is ever set, so it reads 0. */
 		if (!is_write)
 			memset(data, 0, size);
-	} else if (off < BAR0_NOTIFY) {
+	} else if (off < BAR0_MSIX_TABLE) {
 		const struct virtio_dev *dev = vp->t.dev;
 		uint64_t o = off - BAR0_DEVICE;
 		if (!is_write) {
@@ -291,12 +298,6 @@ static void virtio_pci_bar_access(struct pci_dev *pci, int bar, uint64_t off,
 					       ? size
 					       : dev->config_len - o);
 		}
-	} else if (off < BAR0_MSIX_TABLE) {
-		uint64_t q = (off - BAR0_NOTIFY) / NOTIFY_MULTIPLIER;
-		if (is_write)
-			virtio_transport_notify(&vp->t, (uint32_t)q);
-		else
-			memset(data, 0, size);
 	} else if (off < BAR0_MSIX_PBA) {
 		msix_table_access(vp, off - BAR0_MSIX_TABLE, is_write, data,
 				  size);
@@ -313,10 +314,10 @@ static void virtio_pci_bar_moved(struct pci_dev *pci, int bar,
 		shm_slot_sync(vp);
 		return;
 	}
-	if (bar != 0 || !vp->t.active)
+	if (bar != NOTIFY_BAR || !vp->t.active)
 		return;
 	queue_doorbells(vp, old_addr, false);
-	queue_doorbells(vp, bar0_addr(vp), true);
+	queue_doorbells(vp, vp->pci.bars[NOTIFY_BAR].addr, true);
 }
 
 /* --- capabilities. */
@@ -337,8 +338,8 @@ static void add_caps(struct virtio_pci *vp)
 		       sizeof(struct virtio_pci_common_cfg));
 	struct virtio_pci_notify_cap notify = {
 		.cap = {.cap_vndr = PCI_CAP_ID_VNDR, .cap_len = sizeof(notify),
-			.cfg_type = VIRTIO_PCI_CAP_NOTIFY_CFG, .bar = 0,
-			.offset = BAR0_NOTIFY,
+			.cfg_type = VIRTIO_PCI_CAP_NOTIFY_CFG,
+			.bar = NOTIFY_BAR, .offset = 0,
 			.length = dev->num_queues * NOTIFY_MULTIPLIER},
 		.notify_off_multiplier = NOTIFY_MULTIPLIER};
 	pci_dev_add_cap(&vp->pci, &notify, sizeof(notify));
@@ -396,14 +397,16 @@ int virtio_pci_init(struct virtio_pci *vp, struct vm *vm,
 	vp->pci.bar_moved = virtio_pci_bar_moved;
 	if (dev->notify) {
 		/* Its doorbells run requests: not under the register lock. */
-		vp->pci.unlocked_bar = 0;
-		vp->pci.unlocked_off = BAR0_NOTIFY;
-		vp->pci.unlocked_len = dev->num_queues * NOTIFY_MULTIPLIER;
+		vp->pci.unlocked_bar = NOTIFY_BAR;
+		vp->pci.unlocked_off = 0;
+		vp->pci.unlocked_len = NOTIFY_BAR_SIZE;
 	}
 	uint64_t bar0 = pci_host_alloc_mmio32(host, BAR0_SIZE);
-	if (!bar0)
+	uint16_t doorbells = pci_host_alloc_io(host, NOTIFY_BAR_SIZE);
+	if (!bar0 || !doorbells)
 		return -ENOSPC;
 	pci_dev_set_bar(&vp->pci, 0, bar0, BAR0_SIZE, false, false);
+	pci_dev_set_io_bar(&vp->pci, NOTIFY_BAR, doorbells, NOTIFY_BAR_SIZE);
 	if (dev->shm_size) {
 		uint64_t shm = pci_host_alloc_mmio64(host, dev->shm_size);
 		pci_dev_set_bar(&vp->pci, SHM_BAR, shm, dev->shm_size, true, true);

@@ -1,7 +1,7 @@
-/* virtio-pci (modern) transport: common/notify/ISR/device-config
- * capabilities in BAR 0, MSI-X with one vector per queue routed through
- * KVM irqfds, and queue doorbells through KVM ioeventfds or, for a
- * device with its own notify, exits that reach it unlocked. */
+/* virtio-pci (modern) transport: common/ISR/device-config capabilities
+ * and the MSI-X table in BAR 0, one vector per queue routed through KVM
+ * irqfds, and queue doorbells as ports in I/O BAR 1: KVM ioeventfds or,
+ * for a device with its own notify, port exits that reach it unlocked. */
 #ifndef FSVM_VIRTIO_PCI_H
 #define FSVM_VIRTIO_PCI_H
 

@@ -237,8 +237,8 @@ void virtio_transport_notify(struct virtio_transport *t, uint32_t q)
 }
 
 void virtio_transport_doorbells(const struct virtio_transport *t,
-				struct vm *vm, uint64_t addr, uint64_t stride,
-				unsigned int len, bool assign)
+				struct vm *vm, bool pio, uint64_t addr,
+				uint64_t stride, unsigned int len, bool assign)
 {
 	/* A device that answers on the ringing vCPU needs every doorbell
 	 * to exit to it. */
@@ -247,7 +247,7 @@ void virtio_transport_doorbells(const struct virtio_transport *t,
 	for (unsigned int q = 0; q < t->dev->num_queues; q++) {
 		if (!t->rings[q].enabled)
 			continue;
-		int err = kvm_set_doorbell(vm, addr + q * stride, len,
+		int err = kvm_set_doorbell(vm, pio, addr + q * stride, len,
 					   stride ? -1 : (int64_t)q,
 					   t->queues[q].kick_fd, assign);
 		if (err)

@@ -112,11 +112,12 @@ bool virtio_transport_set_queue_enabled(struct virtio_transport *t,
  * transport's lock, and only for a device with notify. */
 void virtio_transport_notify(struct virtio_transport *t, uint32_t q);
 
-/* For ops->doorbells (nothing for a device with notify): queue q's doorbell is a len-byte write at addr +
- * q * stride; with stride 0 all queues share one register and KVM tells
- * them apart by the value written, the queue's index. */
+/* For ops->doorbells (nothing for a device with notify): queue q's
+ * doorbell is a len-byte write at addr + q * stride, a port when pio;
+ * with stride 0 all queues share one register and KVM tells them apart
+ * by the value written, the queue's index. */
 void virtio_transport_doorbells(const struct virtio_transport *t,
-				struct vm *vm, uint64_t addr, uint64_t stride,
-				unsigned int len, bool assign);
+				struct vm *vm, bool pio, uint64_t addr,
+				uint64_t stride, unsigned int len, bool assign);
 
 #endif

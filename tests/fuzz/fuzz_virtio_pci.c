@@ -1,12 +1,12 @@
 /* libFuzzer target: virtio-pci as a guest reaches it, through the vCPU's
  * way in (the port-I/O and MMIO buses): the host bridge's config ports,
  * config space with BAR sizing and moves, BAR 0 (common config, ISR,
- * device config, doorbells, MSI-X table and PBA) at any offset and size,
- * DRIVER_OK and reset, against two devices of different shapes. Behind
- * them is a real, empty KVM VM (irq routing, irqfds, ioeventfds, memory
- * slots work on any KVM, PVM included), made once and kept: each input
- * ends with the devices reset and their config put back, as a driver
- * would, and checked to be as new. */
+ * device config, MSI-X table and PBA) and the doorbells' I/O BAR at any
+ * offset and size, DRIVER_OK and reset, against two devices of different
+ * shapes. Behind them is a real, empty KVM VM (irq routing, irqfds,
+ * ioeventfds, memory slots work on any KVM, PVM included), made once and
+ * kept: each input ends with the devices reset and their config put back,
+ * as a driver would, and checked to be as new. */
 #include <linux/pci_regs.h>
 #include <linux/virtio_config.h>
 #include <linux/virtio_pci.h>
@@ -29,9 +29,10 @@
  * Input: operations back to back. An operation's first byte says what:
  * bits 0-2 the kind, bit 3 the device (in slot 1 or 2), bits 4-5 the
  * access size (1, 2, 4 or 8 bytes; port I/O and config space take 4 for
- * 8), bit 6 a write (for kinds 0 and 6).
- *   0 port I/O: a byte, the port from 0xcf4 (to 0xd03), then for a write
- *     4 bytes of value;
+ * 8), bit 6 a write (for kinds 0 and 6), bit 7 the doorbells (kind 0).
+ *   0 port I/O: a byte, the port from 0xcf4 (to 0xd03), or with bit 7 a
+ *     16-bit offset from where the device's notify BAR is now (past its
+ *     end is whatever lies there); then for a write 4 bytes of value;
  *   1 config write: a byte, the register; then 4 bytes of value. The
  *     harness selects it through 0xcf8 and writes 0xcfc + register % 4;
  *   2 config read: a byte, the register;
@@ -68,10 +69,11 @@ static uint8_t *ram;
 static struct {
 	unsigned int slot;
 	uint8_t config[PCI_CFG_SIZE];
-	uint64_t bar_size[PCI_BAR_COUNT];
+	uint32_t bar_sized[PCI_BAR_COUNT]; /* what sizing reads back */
 	unsigned int msix_cap, msix_vectors;
 	uint64_t msix_table; /* offset in BAR 0 */
 	uint64_t common;     /* offset of the common config in BAR 0 */
+	unsigned int notify_bar; /* the doorbells' I/O BAR */
 } dev_info[DEVICES];
 
 static uint32_t pio_read(uint16_t port, unsigned int size)
@@ -127,6 +129,13 @@ static uint64_t bar0_read(unsigned int d, uint64_t off, unsigned int size)
 	return v;
 }
 
+/* Where device d's doorbells start now: a port. */
+static uint16_t notify_port(unsigned int d)
+{
+	unsigned int reg = PCI_BASE_ADDRESS_0 + 4 * dev_info[d].notify_bar;
+	return (uint16_t)(cfg_read(d, reg, 4) & PCI_BASE_ADDRESS_IO_MASK);
+}
+
 /* Reads device d's config space and capabilities, as a driver does. */
 static void learn_device(unsigned int d, unsigned int slot)
 {
@@ -152,18 +161,25 @@ static void learn_device(unsigned int d, unsigned int slot)
 			   c[at + offsetof(struct virtio_pci_cap, cfg_type)] ==
 				   VIRTIO_PCI_CAP_COMMON_CFG) {
 			dev_info[d].common = off;
+		} else if (c[at] == PCI_CAP_ID_VNDR &&
+			   c[at + offsetof(struct virtio_pci_cap, cfg_type)] ==
+				   VIRTIO_PCI_CAP_NOTIFY_CFG) {
+			dev_info[d].notify_bar =
+				c[at + offsetof(struct virtio_pci_cap, bar)];
 		}
 	}
-	if (!dev_info[d].msix_cap)
+	if (!dev_info[d].msix_cap || dev_info[d].notify_bar >= PCI_BAR_COUNT ||
+	    !(c[PCI_BASE_ADDRESS_0 + 4 * dev_info[d].notify_bar] &
+	      PCI_BASE_ADDRESS_SPACE_IO))
 		abort();
-	/* Sizing, with decoding off as a driver does it. */
+	/* Sizing, with decoding off as a driver does it: the size mask and
+	 * the type bits, or 0 for a BAR not there. */
 	for (unsigned int b = 0; b < PCI_BAR_COUNT; b++) {
 		unsigned int reg = PCI_BASE_ADDRESS_0 + 4 * b;
 		uint32_t was = cfg_read(d, reg, 4);
 		cfg_write(d, reg, 0xffffffff, 4);
-		uint32_t mask = cfg_read(d, reg, 4) & PCI_BASE_ADDRESS_MEM_MASK;
+		dev_info[d].bar_sized[b] = cfg_read(d, reg, 4);
 		cfg_write(d, reg, was, 4);
-		dev_info[d].bar_size[b] = mask ? (uint32_t)(~mask + 1) : 0;
 	}
 }
 
@@ -181,8 +197,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		err = kvm_create_vm(&vm, &why);
 	if (!err)
 		err = irq_routing_init(&vm);
+	const struct pci_windows win = {
+		.mmio32_start = PCI_MMIO32_START, .mmio32_end = PCI_MMIO32_END,
+		.mmio64_start = MMIO64_START,
+		.io_start = PCI_IO_START, .io_end = PCI_IO_END};
 	if (!err)
-		err = pci_host_init(&host, &vm.pio, &vm.mmio, PCI_MMIO32_START, PCI_MMIO32_END, MMIO64_START);
+		err = pci_host_init(&host, &vm.pio, &vm.mmio, &win);
 	for (unsigned int d = 0; !err && d < DEVICES; d++) {
 		void *shm = shapes[d].shm_size ? guarded_alloc(shapes[d].shm_size)
 					       : NULL;
@@ -219,13 +239,19 @@ static size_t run_op(const uint8_t *p, size_t left)
 	uint64_t v = 0;
 
 	switch (op & 7) {
-	case 0:
-		if (left < 2u + (is_write ? 4 : 0))
+	case 0: {
+		bool doorbells = op & 0x80;
+		size_t len = (doorbells ? 3 : 2) + (is_write ? 4 : 0);
+		if (left < len)
 			return 0;
 		if (is_write)
-			memcpy(&v, p + 2, 4);
-		bus_access(&vm.pio, 0xcf4 + p[1] % 16, is_write, &v, narrow);
-		return 2u + (is_write ? 4 : 0);
+			memcpy(&v, p + len - 4, 4);
+		uint16_t port = (uint16_t)(0xcf4 + p[1] % 16);
+		if (doorbells)
+			port = (uint16_t)(notify_port(d) + get16(p + 1));
+		bus_access(&vm.pio, port, is_write, &v, narrow);
+		return len;
+	}
 	case 1:
 		if (left < 6)
 			return 0;
@@ -287,11 +313,11 @@ static void reset_device(unsigned int d)
 	cfg_write(d, PCI_COMMAND, 0, 2);
 	for (unsigned int b = 0; b < PCI_BAR_COUNT; b++) {
 		unsigned int reg = PCI_BASE_ADDRESS_0 + 4 * b;
-		uint32_t size = (uint32_t)dev_info[d].bar_size[b];
 		cfg_write(d, reg, 0xffffffff, 4);
-		uint32_t mask = cfg_read(d, reg, 4) & PCI_BASE_ADDRESS_MEM_MASK;
-		fuzz_assert(mask == (size ? ~(size - 1) : 0),
-			    "device %u: BAR %u sizes as %#x", d, b, mask);
+		uint32_t sized = cfg_read(d, reg, 4);
+		fuzz_assert(sized == dev_info[d].bar_sized[b],
+			    "device %u: BAR %u sizes as %#x, not %#x", d, b,
+			    sized, dev_info[d].bar_sized[b]);
 		memcpy(&word, &was[reg], 4);
 		cfg_write(d, reg, b == 0 ? word : 0, 4);
 	}

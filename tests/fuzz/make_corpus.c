@@ -520,11 +520,11 @@ static void mmio_seeds(void)
 	save(t, "virtio-fs-wait-reset");
 }
 
-/* --- fuzz_virtio_pci: config space and BAR 0 of two devices. */
+/* --- fuzz_virtio_pci: config space, BAR 0 and the doorbells of two
+ * devices. */
 
 /* BAR 0 as virtio/virtio_pci.c lays it out (a driver reads it from the
- * capabilities). */
-#define PCI_NOTIFY 0x3000
+ * capabilities); the doorbells are ports, queue q's at 4q in BAR 1. */
 #define PCI_MSIX 0x4000
 #define PCI_ISR 0x1000
 #define COMMON(field) offsetof(struct virtio_pci_common_cfg, field)
@@ -574,6 +574,16 @@ static void pci_pio(uint8_t port_from_cf4, bool is_write, uint32_t v,
 		put(&v, 4);
 }
 
+static void pci_doorbell(unsigned int dev, uint16_t off, bool is_write,
+			 uint32_t v, unsigned int width)
+{
+	put8((uint8_t)(0 | dev << 3 | width_code(width) << 4 |
+		       (is_write ? 0x40 : 0) | 0x80));
+	put(&off, 2);
+	if (is_write)
+		put(&v, 4);
+}
+
 static void pci_mmio(uint32_t off, bool is_write, uint64_t v,
 		     unsigned int width)
 {
@@ -601,7 +611,8 @@ static void pci_start(unsigned int dev, unsigned int queues,
 		      uint64_t features)
 {
 	pci_cfg_r(dev, PCI_VENDOR_ID, 4);
-	pci_cfg_w(dev, PCI_COMMAND, PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER, 2);
+	pci_cfg_w(dev, PCI_COMMAND,
+		  PCI_COMMAND_IO | PCI_COMMAND_MEMORY | PCI_COMMAND_MASTER, 2);
 	pci_cfg_w(dev, 0x40, 0, 4); /* past the header: ignored */
 	for (unsigned int v = 0; v <= queues; v++) {
 		uint16_t e = (uint16_t)(PCI_MSIX + 16 * v);
@@ -661,25 +672,30 @@ static void pci_seeds(void)
 	begin(NULL, 0);
 	pci_start(0, 3, all);
 	pci_chain(1, 1);
-	pci_bar_w(0, PCI_NOTIFY + 4, 1, 2);
+	pci_doorbell(0, 4, true, 1, 2);
 	pci_serve(0);
 	pci_bar_r(0, PCI_ISR, 1);
 	save(t, "start-kick-serve");
 
-	/* BARs moved while live: BAR 0 (doorbells follow) and the shared
-	 * memory BAR with decoding on and off; vectors masked and not. */
+	/* BARs moved while live: BAR 0, the doorbells' BAR (doorbells
+	 * follow) and the shared memory BAR with decoding on and off;
+	 * vectors masked and not. */
 	begin(NULL, 0);
 	pci_start(0, 3, all);
 	pci_cfg_w(0, PCI_BASE_ADDRESS_0, 0xd0000000, 4);
+	pci_cfg_w(0, PCI_BASE_ADDRESS_1, 0xe000, 4);
 	pci_chain(0, 1);
-	pci_bar_w(0, PCI_NOTIFY, 0, 2);
+	pci_doorbell(0, 0, true, 0, 2);
 	pci_serve(0);
 	pci_cfg_w(0, PCI_BASE_ADDRESS_2, 0x00400000, 4);
 	pci_cfg_w(0, PCI_BASE_ADDRESS_3, 2, 4);
 	pci_cfg_w(0, PCI_COMMAND, 0, 2);
+	pci_doorbell(0, 0, true, 0, 2);
+	pci_cfg_w(0, PCI_BASE_ADDRESS_1, 0xffffffff, 4);
+	pci_cfg_r(0, PCI_BASE_ADDRESS_1, 4);
 	pci_cfg_w(0, PCI_BASE_ADDRESS_2, 0xffffffff, 4);
 	pci_cfg_r(0, PCI_BASE_ADDRESS_2, 4);
-	pci_cfg_w(0, PCI_COMMAND, PCI_COMMAND_MEMORY, 2);
+	pci_cfg_w(0, PCI_COMMAND, PCI_COMMAND_IO | PCI_COMMAND_MEMORY, 2);
 	pci_msix_flags(0, PCI_MSIX_FLAGS_ENABLE | PCI_MSIX_FLAGS_MASKALL);
 	pci_bar_w(0, PCI_MSIX + 16 + PCI_MSIX_ENTRY_VECTOR_CTRL, 1, 4);
 	pci_msix_flags(0, PCI_MSIX_FLAGS_ENABLE);
@@ -687,8 +703,8 @@ static void pci_seeds(void)
 	save(t, "bars-move-while-live");
 
 	/* The other device, and every width at odd places: the config
-	 * ports byte-wise, 8-byte common config, past BAR 0, past the
-	 * window's start. */
+	 * ports byte-wise, 8-byte common config, past BAR 0, the doorbells
+	 * unaligned and astride their BAR's end, past the window's start. */
 	begin(NULL, 0);
 	pci_start(1, 1, 1ULL << VIRTIO_F_VERSION_1);
 	for (unsigned int w = 1; w <= 8; w *= 2) {
@@ -698,6 +714,8 @@ static void pci_seeds(void)
 		pci_bar_w(1, COMMON(queue_select) - 1, ~0ULL, w);
 		pci_bar_r(1, 0x7ffe, w);
 		pci_bar_w(1, PCI_MSIX + 0x1c, ~0ULL, w);
+		pci_doorbell(1, 1, true, 0, w);
+		pci_doorbell(1, 0xff, false, 0, w);
 		pci_mmio(0x7fff, false, 0, w);
 	}
 	pci_cfg_w(1, 0xfe, 0xffffffff, 4);

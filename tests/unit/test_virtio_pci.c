@@ -1,9 +1,10 @@
 /* Tests for the virtio-pci transport on a real KVM VM (no vCPUs), driven as
- * a guest drives it: config cycles through the host bridge's ports and
- * BAR 0 accesses through the MMIO bus. What the transport asks of KVM
- * (doorbell ioeventfds, MSI-X irqfds, the DAX memory slot) is checked in
- * KVM itself. Then a BAR move on one thread races DRIVER_OK and reset on
- * another. Last, the life cycle's cases that virtio-mmio must pass alike
+ * a guest drives it: config cycles through the host bridge's ports, BAR 0
+ * accesses through the MMIO bus and the doorbells, an I/O BAR, through the
+ * port bus. What the transport asks of KVM (doorbell ioeventfds, MSI-X
+ * irqfds, the DAX memory slot) is checked in KVM itself. Then a move of
+ * the doorbells' BAR on one thread races DRIVER_OK and reset on another.
+ * Last, the life cycle's cases that virtio-mmio must pass alike
  * (virtio_lifecycle.h). /dev/kvm is required: without it these tests
  * fail. */
 #include <errno.h>
@@ -46,11 +47,14 @@
 #define OK_STATUS (VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER | \
 		   VIRTIO_CONFIG_S_FEATURES_OK)
 #define CC(field) offsetof(struct virtio_pci_common_cfg, field)
+/* Where BAR 0 held the doorbells before they became ports. */
+#define OLD_BAR0_NOTIFY 0x3000
 
 /* Where the capabilities say each structure is. */
 struct layout {
 	uint32_t common, common_len;
 	uint32_t notify, notify_len, notify_mult;
+	uint8_t notify_bar;
 	uint32_t isr, device, device_len;
 	uint64_t shm_offset, shm_len;
 	uint8_t shm_bar;
@@ -73,6 +77,7 @@ struct rig {
 	struct virtio_pci vp;
 	unsigned int slot;
 	uint64_t bar0;
+	uint16_t io_bar; /* the doorbells' BAR, a port */
 	struct layout l;
 	unsigned int probe_slot; /* a memory slot for memory probes */
 	void *probe_page;
@@ -144,11 +149,27 @@ static void cfg_read_block(struct rig *r, unsigned int reg, void *buf,
 		((uint8_t *)buf)[i] = (uint8_t)cfg_rd(r, reg + i, 1);
 }
 
-static void memory_decode(struct rig *r, bool on)
+static void decode(struct rig *r, uint16_t space, bool on)
 {
 	uint16_t cmd = (uint16_t)cfg_rd(r, PCI_COMMAND, 2);
-	cmd = on ? cmd | PCI_COMMAND_MEMORY : cmd & ~PCI_COMMAND_MEMORY;
+	cmd = on ? cmd | space : cmd & ~space;
 	cfg_wr(r, PCI_COMMAND, cmd, 2);
+}
+
+static void memory_decode(struct rig *r, bool on)
+{
+	decode(r, PCI_COMMAND_MEMORY, on);
+}
+
+static void io_decode(struct rig *r, bool on)
+{
+	decode(r, PCI_COMMAND_IO, on);
+}
+
+/* The register of the BAR the notify capability names. */
+static unsigned int io_bar_reg(struct rig *r)
+{
+	return PCI_BASE_ADDRESS_0 + 4u * r->l.notify_bar;
 }
 
 /* As Linux moves a BAR: decoding off, size it, program it, decoding on. */
@@ -162,11 +183,37 @@ static void move_bar0(struct rig *r, uint64_t addr)
 	r->bar0 = addr;
 }
 
+/* The same for the doorbells' 256 ports: I/O decoding off, sizing reads
+ * back the mask in the low 16 bits with the I/O space bit. */
+static void move_io_bar(struct rig *r, uint16_t port)
+{
+	io_decode(r, false);
+	cfg_wr(r, io_bar_reg(r), 0xffffffff, 4);
+	assert_int_equal(cfg_rd(r, io_bar_reg(r), 4), 0x0000ff01);
+	cfg_wr(r, io_bar_reg(r), port, 4);
+	io_decode(r, true);
+	r->io_bar = port;
+}
+
 /* An MMIO access; false when nothing on the bus claims the address. */
 static bool mmio(struct rig *r, uint64_t addr, bool is_write, void *data,
 		 unsigned int size)
 {
 	return io_bus_dispatch(&r->vm.mmio, addr, is_write, data, size);
+}
+
+/* A port access; false when nothing on the bus claims the port. */
+static bool pio(struct rig *r, uint16_t port, bool is_write, void *data,
+		unsigned int size)
+{
+	return io_bus_dispatch(&r->vm.pio, port, is_write, data, size);
+}
+
+/* The guest's doorbell write: v at off in the notify structure. */
+static void notify_wr(struct rig *r, uint32_t off, uint16_t v)
+{
+	assert_true(pio(r, (uint16_t)(r->io_bar + r->l.notify + off), true, &v,
+			2));
 }
 
 static uint32_t bar_rd(struct rig *r, uint64_t off, unsigned int size)
@@ -250,28 +297,31 @@ static void start(struct rig *r)
 	set_status(r, OK_STATUS | VIRTIO_CONFIG_S_DRIVER_OK);
 }
 
-static uint64_t doorbell_addr(struct rig *r, uint64_t bar0, uint32_t q)
-{
-	return bar0 + r->l.notify + q * r->l.notify_mult;
-}
-
 /* --- KVM's side: what the transport registered. */
 
-/* True if KVM turns a guest write to queue q's doorbell, with BAR 0 at
- * bar0, into a signal of the queue's kick eventfd. Asked by taking that
- * ioeventfd away (KVM says ENOENT when there is none, cheaply) and putting
- * it back. */
-static bool doorbell_at(struct rig *r, uint64_t bar0, uint32_t q)
+/* True if KVM turns a 2-byte guest write at addr (a port when io, else
+ * guest-physical) into a signal of queue q's kick eventfd. Asked by
+ * taking that ioeventfd away (KVM says ENOENT when there is none,
+ * cheaply) and putting it back. */
+static bool ioeventfd_at(struct rig *r, bool io, uint64_t addr, uint32_t q)
 {
-	uint64_t addr = doorbell_addr(r, bar0, q);
 	int fd = r->vp.t.queues[q].kick_fd;
-	int err = kvm_set_doorbell(&r->vm, addr, 2, -1, fd, false);
+	int err = kvm_set_doorbell(&r->vm, io, addr, 2, -1, fd, false);
 	if (!err)
-		assert_int_equal(kvm_set_doorbell(&r->vm, addr, 2, -1, fd, true),
+		assert_int_equal(kvm_set_doorbell(&r->vm, io, addr, 2, -1, fd,
+						  true),
 				 0);
 	else
 		assert_int_equal(err, -ENOENT);
 	return !err;
+}
+
+/* The same for queue q's doorbell port with the doorbells' BAR at
+ * io_bar. */
+static bool doorbell_at(struct rig *r, uint16_t io_bar, uint32_t q)
+{
+	return ioeventfd_at(r, true,
+			    io_bar + r->l.notify + q * r->l.notify_mult, q);
 }
 
 /* True if a KVM memory slot covers gpa: another one there is refused. */
@@ -318,7 +368,8 @@ static void find_layout(struct rig *r)
 		assert_int_equal(cfg_rd(r, at, 1), PCI_CAP_ID_VNDR);
 		struct virtio_pci_cap64 cap;
 		cfg_read_block(r, at, &cap, sizeof(cap));
-		if (cap.cap.cfg_type != VIRTIO_PCI_CAP_SHARED_MEMORY_CFG)
+		if (cap.cap.cfg_type != VIRTIO_PCI_CAP_SHARED_MEMORY_CFG &&
+		    cap.cap.cfg_type != VIRTIO_PCI_CAP_NOTIFY_CFG)
 			assert_int_equal(cap.cap.bar, 0);
 		switch (cap.cap.cfg_type) {
 		case VIRTIO_PCI_CAP_COMMON_CFG:
@@ -326,6 +377,11 @@ static void find_layout(struct rig *r)
 			l->common_len = cap.cap.length;
 			break;
 		case VIRTIO_PCI_CAP_NOTIFY_CFG:
+			/* The doorbells are ports: an I/O BAR. */
+			assert_true(cap.cap.bar < PCI_BAR_COUNT);
+			l->notify_bar = cap.cap.bar;
+			assert_true(cfg_rd(r, io_bar_reg(r), 4) &
+				    PCI_BASE_ADDRESS_SPACE_IO);
 			l->notify = cap.cap.offset;
 			l->notify_len = cap.cap.length;
 			l->notify_mult = cfg_rd(r, at + VIRTIO_PCI_NOTIFY_CAP_MULT, 4);
@@ -368,8 +424,11 @@ static int setup_device(void **state, void (*notify)(void *, unsigned int))
 	if (err)
 		fail_msg("%s (%s)", why, strerror(-err));
 	assert_int_equal(irq_routing_init(&r->vm), 0);
-	assert_int_equal(pci_host_init(&r->host, &r->vm.pio, &r->vm.mmio,
-				       PCI_MMIO32_START, PCI_MMIO32_END, MMIO64_START),
+	const struct pci_windows win = {
+		.mmio32_start = PCI_MMIO32_START, .mmio32_end = PCI_MMIO32_END,
+		.mmio64_start = MMIO64_START,
+		.io_start = PCI_IO_START, .io_end = PCI_IO_END};
+	assert_int_equal(pci_host_init(&r->host, &r->vm.pio, &r->vm.mmio, &win),
 			 0);
 
 	memcpy(r->config, "tag!\x01\x02\x03\x04", sizeof(r->config));
@@ -390,14 +449,18 @@ static int setup_device(void **state, void (*notify)(void *, unsigned int))
 			     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	assert_true(r->probe_page != MAP_FAILED);
 
-	/* Firmware's part: find the device, enable memory decoding. */
+	/* Firmware's part: find the device, enable memory and I/O
+	 * decoding. */
 	for (r->slot = 0; r->slot < PCI_HOST_SLOTS; r->slot++)
 		if (slot_rd(r, r->slot, PCI_VENDOR_ID, 2) == 0x1af4)
 			break;
 	assert_true(r->slot < PCI_HOST_SLOTS);
 	r->bar0 = cfg_rd(r, PCI_BASE_ADDRESS_0, 4) & PCI_BASE_ADDRESS_MEM_MASK;
 	memory_decode(r, true);
+	io_decode(r, true);
 	find_layout(r);
+	r->io_bar = (uint16_t)(cfg_rd(r, io_bar_reg(r), 4) &
+			       PCI_BASE_ADDRESS_IO_MASK);
 	*state = r;
 	return 0;
 }
@@ -478,6 +541,9 @@ static void test_capabilities(void **state)
 	assert_int_equal(l->common_len, sizeof(struct virtio_pci_common_cfg));
 	assert_int_equal(l->notify_mult, 4);
 	assert_int_equal(l->notify_len, NR_QUEUES * l->notify_mult);
+	assert_int_equal(l->notify_bar, 1);
+	/* The doorbells fit in their 256 ports. */
+	assert_true(l->notify + l->notify_len <= 0x100);
 	assert_int_not_equal(l->isr, l->common);
 	assert_int_equal(l->device_len, sizeof(r->config));
 	assert_int_equal(l->shm_bar, 2);
@@ -487,9 +553,9 @@ static void test_capabilities(void **state)
 	assert_int_equal(l->nr_vectors, NR_VECTORS);
 	assert_int_equal(l->msix_table & PCI_MSIX_TABLE_BIR, 0);
 	assert_int_equal(l->msix_pba & PCI_MSIX_PBA_BIR, 0);
-	/* Every structure fits in BAR 0 (32 KiB). */
-	uint32_t ends[] = {l->common + l->common_len, l->notify + l->notify_len,
-			   l->isr + 1, l->device + l->device_len,
+	/* Every other structure fits in BAR 0 (32 KiB). */
+	uint32_t ends[] = {l->common + l->common_len, l->isr + 1,
+			   l->device + l->device_len,
 			   l->msix_table + NR_VECTORS * PCI_MSIX_ENTRY_SIZE};
 	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++)
 		assert_true(ends[i] <= 0x8000);
@@ -541,13 +607,98 @@ static void test_bar_sizing_and_move(void **state)
 	cfg_wr(r, PCI_BASE_ADDRESS_3, (uint32_t)(shm >> 32), 4);
 	assert_int_equal(cfg_rd(r, PCI_BASE_ADDRESS_3, 4), shm >> 32);
 
-	/* BARs 1, 4 and 5 are not implemented: they read as zero. */
-	const unsigned int unused[] = {PCI_BASE_ADDRESS_1, PCI_BASE_ADDRESS_4,
-				       PCI_BASE_ADDRESS_5};
+	/* BARs 4 and 5 are not implemented: they read as zero. */
+	const unsigned int unused[] = {PCI_BASE_ADDRESS_4, PCI_BASE_ADDRESS_5};
 	for (size_t i = 0; i < sizeof(unused) / sizeof(unused[0]); i++) {
 		cfg_wr(r, unused[i], 0xffffffff, 4);
 		assert_int_equal(cfg_rd(r, unused[i], 4), 0);
 	}
+}
+
+static void test_io_bar_sizing_and_move(void **state)
+{
+	struct rig *r = *state;
+	unsigned int reg = io_bar_reg(r);
+	/* The doorbells' BAR: 256 ports, aligned, in the port window. */
+	assert_true(r->io_bar >= PCI_IO_START &&
+		    r->io_bar + 0x100 <= PCI_IO_END);
+	assert_int_equal(r->io_bar % 0x100, 0);
+	assert_int_equal(cfg_rd(r, reg, 4),
+			 r->io_bar | PCI_BASE_ADDRESS_SPACE_IO);
+	negotiate(r, FEATURES);
+	setup_queue(r, 1, 64, 2);
+	uint16_t old = r->io_bar;
+	move_io_bar(r, 0xe000);
+	assert_int_equal(cfg_rd(r, reg, 4), 0xe000 | PCI_BASE_ADDRESS_SPACE_IO);
+	notify_wr(r, 1 * r->l.notify_mult, 1);
+	assert_int_equal(signals(r->vp.t.queues[1].kick_fd), 1);
+	/* A doorbell reads as zero. */
+	uint16_t v = 0xffff;
+	assert_true(pio(r, r->io_bar + r->l.notify, false, &v, 2));
+	assert_int_equal(v, 0);
+	/* The old ports are nobody's: all ones, and a write rings nothing. */
+	uint16_t at = (uint16_t)(old + r->l.notify + 1 * r->l.notify_mult);
+	assert_true(pio(r, at, false, &v, 2));
+	assert_int_equal(v, 0xffff);
+	v = 1;
+	assert_true(pio(r, at, true, &v, 2));
+	assert_int_equal(signals(r->vp.t.queues[1].kick_fd), 0);
+	/* I/O decoding off: nothing answers, not even at the BAR. */
+	io_decode(r, false);
+	notify_wr(r, 1 * r->l.notify_mult, 1);
+	assert_int_equal(signals(r->vp.t.queues[1].kick_fd), 0);
+	v = 0;
+	assert_true(pio(r, r->io_bar + r->l.notify, false, &v, 2));
+	assert_int_equal(v, 0xffff);
+	io_decode(r, true);
+	/* Bits 1:0 are the BAR's own, and ports have 16 bits: the upper
+	 * half reads as zero. */
+	cfg_wr(r, reg, 0xabcde103, 4);
+	assert_int_equal(cfg_rd(r, reg, 4), 0xe100 | PCI_BASE_ADDRESS_SPACE_IO);
+}
+
+/* Ports and memory are apart, though a guest may give a memory BAR an
+ * address that is also a port. Each space also has its own decoding. */
+static void test_bar_spaces_apart(void **state)
+{
+	struct rig *r = *state;
+	negotiate(r, FEATURES);
+	setup_queue(r, 0, 64, 1);
+	/* No address the MMIO bus routes is a port number, so the device is
+	 * asked itself: the doorbells' port is no memory address of theirs. */
+	uint16_t q = 0;
+	assert_false(pci_bar_access(&r->vp.pci, false, r->io_bar + r->l.notify,
+				    true, (uint8_t *)&q, 2));
+	assert_int_equal(signals(r->vp.t.queues[0].kick_fd), 0);
+	/* BAR 0 at 0x8000 spans ports 0xc000 to 0xffff: its MSI-X table is
+	 * at 0xc000, where the doorbells are too, its PBA at 0xd000. */
+	move_bar0(r, 0x8000);
+	move_io_bar(r, 0xc000);
+	struct virtio_pci before;
+	memcpy(&before, &r->vp, sizeof(before));
+	uint32_t v = 0xfee00000;
+	assert_true(pio(r, 0xc000, true, &v, 4));
+	assert_int_equal(signals(r->vp.t.queues[0].kick_fd), 1);
+	assert_memory_equal(&before, &r->vp, sizeof(before));
+	v = 0;
+	assert_true(pio(r, 0xd000, false, &v, 4));
+	assert_int_equal(v, 0xffffffff);
+	/* As memory, 0xd000 is BAR 0's PBA. */
+	v = 0xffffffff;
+	assert_true(pci_bar_access(&r->vp.pci, false, 0xd000, false,
+				   (uint8_t *)&v, 4));
+	assert_int_equal(v, 0);
+	/* Memory decoding off leaves the doorbells ringing... */
+	memory_decode(r, false);
+	notify_wr(r, 0, 0);
+	assert_int_equal(signals(r->vp.t.queues[0].kick_fd), 1);
+	memory_decode(r, true);
+	/* ...and I/O decoding off leaves BAR 0 answering. */
+	io_decode(r, false);
+	v = 0xffffffff;
+	assert_true(pci_bar_access(&r->vp.pci, false, 0xd000, false,
+				   (uint8_t *)&v, 4));
+	assert_int_equal(v, 0);
 }
 
 /* --- the common configuration and the device's life. */
@@ -605,18 +756,21 @@ static void test_queue_setup_and_driver_ok(void **state)
 		assert_ptr_equal(vq->ring.desc, r->vm.mem.base + ring_gpa(q));
 		assert_int_equal(vq->call_fd, r->vp.vector_fd[q + 1]);
 		/* Its doorbell is KVM's now. */
-		assert_true(doorbell_at(r, r->bar0, q));
+		assert_true(doorbell_at(r, r->io_bar, q));
 	}
 	/* DRIVER_OK again starts nothing more. */
 	set_status(r, OK_STATUS | VIRTIO_CONFIG_S_DRIVER_OK);
 	assert_int_equal(r->activations, 1);
-	/* The doorbells follow a BAR move. */
-	uint64_t old = r->bar0;
-	move_bar0(r, 0xd0000000);
+	/* The doorbells follow their BAR's move, not BAR 0's. */
+	uint16_t old = r->io_bar;
+	move_io_bar(r, 0xe000);
 	for (uint32_t q = 0; q < NR_QUEUES; q++) {
-		assert_true(doorbell_at(r, r->bar0, q));
+		assert_true(doorbell_at(r, r->io_bar, q));
 		assert_false(doorbell_at(r, old, q));
 	}
+	move_bar0(r, 0xd0000000);
+	for (uint32_t q = 0; q < NR_QUEUES; q++)
+		assert_true(doorbell_at(r, r->io_bar, q));
 }
 
 static void test_kick_before_driver_ok(void **state)
@@ -625,18 +779,18 @@ static void test_kick_before_driver_ok(void **state)
 	negotiate(r, FEATURES);
 	setup_queue(r, 1, 64, 2);
 	/* No ioeventfd before DRIVER_OK: the write exits and is forwarded. */
-	assert_false(doorbell_at(r, r->bar0, 1));
-	bar_wr(r, r->l.notify + 1 * r->l.notify_mult, 1, 2);
+	assert_false(doorbell_at(r, r->io_bar, 1));
+	notify_wr(r, 1 * r->l.notify_mult, 1);
 	assert_int_equal(signals(r->vp.t.queues[1].kick_fd), 1);
 	/* A queue never enabled and one that does not exist: nothing. */
-	bar_wr(r, r->l.notify, 0, 2);
+	notify_wr(r, 0, 0);
 	assert_int_equal(signals(r->vp.t.queues[0].kick_fd), 0);
-	bar_wr(r, r->l.notify + NR_QUEUES * r->l.notify_mult, NR_QUEUES, 2);
-	bar_wr(r, r->l.notify + 0xffc, 0, 2);
+	notify_wr(r, NR_QUEUES * r->l.notify_mult, NR_QUEUES);
+	notify_wr(r, 0xfc, 0);
 	for (uint32_t q = 0; q < NR_QUEUES; q++)
 		assert_int_equal(signals(r->vp.t.queues[q].kick_fd), 0);
 	/* A reset forgets pending kicks. */
-	bar_wr(r, r->l.notify + 1 * r->l.notify_mult, 1, 2);
+	notify_wr(r, 1 * r->l.notify_mult, 1);
 	set_status(r, 0);
 	assert_int_equal(signals(r->vp.t.queues[1].kick_fd), 0);
 }
@@ -650,28 +804,55 @@ static void test_doorbells_to_the_device(void **state)
 	struct rig *r = *state;
 	negotiate(r, FEATURES);
 	setup_queue(r, 1, 64, 2);
-	bar_wr(r, r->l.notify + 1 * r->l.notify_mult, 1, 2);
+	notify_wr(r, 1 * r->l.notify_mult, 1);
 	assert_int_equal(r->notified[1], 1);
 	set_status(r, 0);
 	start(r);
 	for (uint32_t q = 0; q < NR_QUEUES; q++) {
-		assert_false(doorbell_at(r, r->bar0, q));
-		bar_wr(r, r->l.notify + q * r->l.notify_mult, q, 2);
+		assert_false(doorbell_at(r, r->io_bar, q));
+		notify_wr(r, q * r->l.notify_mult, (uint16_t)q);
 		assert_int_equal(signals(r->vp.t.queues[q].kick_fd), 0);
 	}
 	assert_int_equal(r->notified[0], 1);
 	assert_int_equal(r->notified[1], 2);
-	/* Past the queues' doorbells: no queue to notify. */
-	bar_wr(r, r->l.notify + NR_QUEUES * r->l.notify_mult, NR_QUEUES, 2);
-	bar_wr(r, r->l.notify + 0xffc, 0, 2);
+	/* Past the queues' doorbells, or where BAR 0 had them: no queue to
+	 * notify. */
+	notify_wr(r, NR_QUEUES * r->l.notify_mult, NR_QUEUES);
+	notify_wr(r, 0xfc, 0);
+	bar_wr(r, OLD_BAR0_NOTIFY, 0, 2);
 	assert_int_equal(r->notified[0] + r->notified[1], 3);
-	move_bar0(r, 0xd0000000);
-	assert_false(doorbell_at(r, r->bar0, 0));
-	bar_wr(r, r->l.notify, 0, 2);
+	move_io_bar(r, 0xe000);
+	assert_false(doorbell_at(r, r->io_bar, 0));
+	notify_wr(r, 0, 0);
 	assert_int_equal(r->notified[0], 2);
 	assert_int_equal(r->notified_locked, 0);
-	/* The registers beside the doorbells still work. */
+	/* BAR 0's registers still work. */
 	assert_int_equal(status(r), OK_STATUS | VIRTIO_CONFIG_S_DRIVER_OK);
+}
+
+/* BAR 0's old doorbells are device config now, past its end: they read
+ * 0, ring nothing before DRIVER_OK and are no ioeventfd after it. */
+static void test_no_doorbells_in_bar0(void **state)
+{
+	struct rig *r = *state;
+	negotiate(r, FEATURES);
+	for (uint32_t q = 0; q < NR_QUEUES; q++)
+		setup_queue(r, q, 64, (uint16_t)(q + 1));
+	for (uint32_t off = 0; off < 0x1000; off += r->l.notify_mult) {
+		bar_wr(r, OLD_BAR0_NOTIFY + off, off / r->l.notify_mult, 2);
+		assert_int_equal(bar_rd(r, OLD_BAR0_NOTIFY + off, 4), 0);
+	}
+	for (uint32_t q = 0; q < NR_QUEUES; q++)
+		assert_int_equal(signals(r->vp.t.queues[q].kick_fd), 0);
+	set_status(r, OK_STATUS | VIRTIO_CONFIG_S_DRIVER_OK);
+	assert_int_equal(r->activations, 1);
+	for (uint32_t q = 0; q < NR_QUEUES; q++) {
+		assert_false(ioeventfd_at(r, false,
+					  r->bar0 + OLD_BAR0_NOTIFY +
+						  q * r->l.notify_mult,
+					  q));
+		assert_true(doorbell_at(r, r->io_bar, q));
+	}
 }
 
 static void test_reset(void **state)
@@ -691,7 +872,7 @@ static void test_reset(void **state)
 		assert_int_equal(common_rd(r, CC(queue_desc_lo), 4), 0);
 		assert_int_equal(common_rd(r, CC(queue_msix_vector), 2),
 				 VIRTIO_MSI_NO_VECTOR);
-		assert_false(doorbell_at(r, r->bar0, q));
+		assert_false(doorbell_at(r, r->io_bar, q));
 	}
 	/* A reset of a device never started tells it nothing. */
 	set_status(r, 0);
@@ -699,7 +880,7 @@ static void test_reset(void **state)
 	/* And it starts again. */
 	start(r);
 	assert_int_equal(r->activations, 2);
-	assert_true(doorbell_at(r, r->bar0, 0));
+	assert_true(doorbell_at(r, r->io_bar, 0));
 }
 
 static void test_bad_rings_need_reset(void **state)
@@ -713,7 +894,7 @@ static void test_bad_rings_need_reset(void **state)
 	set_status(r, OK_STATUS | VIRTIO_CONFIG_S_DRIVER_OK);
 	assert_int_equal(r->activations, 0);
 	assert_true(status(r) & VIRTIO_CONFIG_S_NEEDS_RESET);
-	assert_false(doorbell_at(r, r->bar0, 0));
+	assert_false(doorbell_at(r, r->io_bar, 0));
 	set_status(r, 0);
 	assert_int_equal(status(r), 0);
 }
@@ -993,6 +1174,8 @@ static void test_hostile_config_space(void **state)
 	cfg_wr(r, PCI_BASE_ADDRESS_0, 0x1234, 2);
 	cfg_wr(r, PCI_BASE_ADDRESS_0 + 2, 0x1234, 2);
 	cfg_wr(r, PCI_BASE_ADDRESS_0 + 3, 0x12, 1);
+	cfg_wr(r, io_bar_reg(r), 0xd000, 2);
+	cfg_wr(r, io_bar_reg(r) + 1, 0xd0, 1);
 	uint8_t now[PCI_CFG_SIZE];
 	cfg_read_block(r, 0, now, sizeof(now));
 	assert_memory_equal(cfg, now, sizeof(cfg));
@@ -1003,24 +1186,25 @@ static void test_hostile_config_space(void **state)
 	assert_memory_equal(cfg, now, sizeof(cfg));
 }
 
-/* --- the race: a BAR move on one vCPU, DRIVER_OK or reset on another,
- * let go together. Each move goes to a fresh address, so a doorbell left
- * behind anywhere stays there to be found. */
+/* --- the race: a move of the doorbells' BAR on one vCPU, DRIVER_OK or
+ * reset on another, let go together. Each move goes to a fresh port, so a
+ * doorbell left behind anywhere stays there to be found. */
 
 #define RACE_MOVES 200
-#define RACE_SIZING_ADDR 0xffff8000ULL /* where sizing puts BAR 0 */
+#define RACE_SIZING_PORT 0xff00 /* where sizing puts the BAR */
 
 struct race {
 	struct rig *r;
 	atomic_uint moves_wanted; /* the driver lets the mover go */
 	atomic_uint moves_done;
-	_Atomic uint64_t bar0;    /* where the mover last put BAR 0 */
 };
 
-/* Move i's address; 0 is where BAR 0 starts, the window's first. */
-static uint64_t race_addr(unsigned int i)
+/* Move i's port; 0 is where the BAR starts, the window's first. Ports
+ * have room for 256 BARs of 256: the moves go round them all but the
+ * sizing port. */
+static uint16_t race_port(unsigned int i)
 {
-	return PCI_MMIO32_START + i * 0x8000ULL;
+	return (uint16_t)(0x100 * ((PCI_IO_START / 0x100 + i) % 0xff));
 }
 
 /* The two sides on CPUs of their own, when there are two: the race is
@@ -1050,7 +1234,7 @@ static void wait_for(atomic_uint *counter, unsigned int value)
 		sched_yield();
 }
 
-/* Linux's way: decoding off, size, program, decoding back on. */
+/* Linux's way: I/O decoding off, size, program, decoding back on. */
 static void *race_mover(void *arg)
 {
 	struct race *race = arg;
@@ -1058,76 +1242,66 @@ static void *race_mover(void *arg)
 	pin_to_cpu(1);
 	for (unsigned int i = 1; i <= RACE_MOVES; i++) {
 		wait_for(&race->moves_wanted, i);
-		memory_decode(r, false);
-		cfg_wr(r, PCI_BASE_ADDRESS_0, 0xffffffff, 4);
-		cfg_rd(r, PCI_BASE_ADDRESS_0, 4);
-		cfg_wr(r, PCI_BASE_ADDRESS_0, (uint32_t)race_addr(i), 4);
-		memory_decode(r, true);
-		atomic_store(&race->bar0, race_addr(i));
+		io_decode(r, false);
+		cfg_wr(r, io_bar_reg(r), 0xffffffff, 4);
+		cfg_rd(r, io_bar_reg(r), 4);
+		cfg_wr(r, io_bar_reg(r), race_port(i), 4);
+		io_decode(r, true);
 		atomic_store(&race->moves_done, i);
 	}
 	return NULL;
 }
 
-/* The driver's write at wherever BAR 0 was last put; one the move makes
- * miss (not decoded, or moved) is lost, as it would be. */
-static void race_wr(struct race *race, size_t field, uint32_t v,
-		    unsigned int size)
-{
-	uint64_t at = atomic_load(&race->bar0) + race->r->l.common + field;
-	mmio(race->r, at, true, &v, size);
-}
-
 /* Odd moves race DRIVER_OK (the set-up before it done on a still BAR),
- * even moves race a reset of the device that just started. */
+ * even moves race a reset of the device that just started. BAR 0 stays
+ * put: no write of the driver's is lost. */
 static void *race_driver(void *arg)
 {
 	struct race *race = arg;
+	struct rig *r = race->r;
 	pin_to_cpu(0);
 	for (unsigned int i = 1; i <= RACE_MOVES; i++) {
 		wait_for(&race->moves_done, i - 1);
 		if (i % 2 == 0) {
 			atomic_store(&race->moves_wanted, i);
-			race_wr(race, CC(device_status), 0, 1);
+			set_status(r, 0);
 			continue;
 		}
-		race_wr(race, CC(device_status), 0, 1);
-		race_wr(race, CC(device_status), VIRTIO_CONFIG_S_ACKNOWLEDGE |
-							 VIRTIO_CONFIG_S_DRIVER,
-			1);
-		race_wr(race, CC(guest_feature_select), 1, 4);
-		race_wr(race, CC(guest_feature), FEATURES >> 32, 4);
-		race_wr(race, CC(device_status), OK_STATUS, 1);
+		set_status(r, 0);
+		set_status(r, VIRTIO_CONFIG_S_ACKNOWLEDGE |
+				      VIRTIO_CONFIG_S_DRIVER);
+		common_wr(r, CC(guest_feature_select), 1, 4);
+		common_wr(r, CC(guest_feature), FEATURES >> 32, 4);
+		set_status(r, OK_STATUS);
 		for (uint32_t q = 0; q < NR_QUEUES; q++) {
-			race_wr(race, CC(queue_select), q, 2);
-			race_wr(race, CC(queue_desc_lo), (uint32_t)ring_gpa(q), 4);
-			race_wr(race, CC(queue_avail_lo),
-				(uint32_t)ring_gpa(q) + 0x4000, 4);
-			race_wr(race, CC(queue_used_lo),
-				(uint32_t)ring_gpa(q) + 0x8000, 4);
-			race_wr(race, CC(queue_enable), 1, 2);
+			common_wr(r, CC(queue_select), q, 2);
+			common_wr(r, CC(queue_desc_lo), (uint32_t)ring_gpa(q),
+				  4);
+			common_wr(r, CC(queue_avail_lo),
+				  (uint32_t)ring_gpa(q) + 0x4000, 4);
+			common_wr(r, CC(queue_used_lo),
+				  (uint32_t)ring_gpa(q) + 0x8000, 4);
+			common_wr(r, CC(queue_enable), 1, 2);
 		}
 		atomic_store(&race->moves_wanted, i);
-		race_wr(race, CC(device_status),
-			OK_STATUS | VIRTIO_CONFIG_S_DRIVER_OK, 1);
+		set_status(r, OK_STATUS | VIRTIO_CONFIG_S_DRIVER_OK);
 	}
 	return NULL;
 }
 
-/* Doorbells are in KVM exactly at BAR 0's place while the device runs,
- * and nowhere BAR 0 ever was otherwise. */
-static void expect_doorbells_only_at_bar0(struct rig *r)
+/* Doorbells are in KVM exactly at their BAR's ports while the device
+ * runs, and nowhere the BAR ever was otherwise. */
+static void expect_doorbells_only_at_io_bar(struct rig *r)
 {
 	bool active = r->vp.t.active;
 	for (unsigned int i = 0; i <= RACE_MOVES + 1; i++) {
-		uint64_t at = i <= RACE_MOVES ? race_addr(i) : RACE_SIZING_ADDR;
+		uint16_t at = i <= RACE_MOVES ? race_port(i) : RACE_SIZING_PORT;
 		for (uint32_t q = 0; q < NR_QUEUES; q++)
 			if (doorbell_at(r, at, q) !=
-			    (active && at == r->bar0))
-				fail_msg("queue %u: doorbell %s at 0x%llx (BAR 0 at 0x%llx, device %s)",
-					 q, active && at == r->bar0 ? "missing" : "left",
-					 (unsigned long long)at,
-					 (unsigned long long)r->bar0,
+			    (active && at == r->io_bar))
+				fail_msg("queue %u: doorbell %s at port 0x%x (BAR at 0x%x, device %s)",
+					 q, active && at == r->io_bar ? "missing" : "left",
+					 at, r->io_bar,
 					 active ? "running" : "reset");
 	}
 }
@@ -1135,28 +1309,28 @@ static void expect_doorbells_only_at_bar0(struct rig *r)
 static void test_bar_move_races_driver_ok(void **state)
 {
 	struct rig *r = *state;
-	assert_int_equal(r->bar0, race_addr(0));
+	assert_int_equal(r->io_bar, race_port(0));
 	struct race race = {.r = r};
-	atomic_store(&race.bar0, r->bar0);
 	pthread_t mover, driver;
 	assert_int_equal(pthread_create(&driver, NULL, race_driver, &race), 0);
 	assert_int_equal(pthread_create(&mover, NULL, race_mover, &race), 0);
 	pthread_join(mover, NULL);
 	pthread_join(driver, NULL);
-	r->bar0 = cfg_rd(r, PCI_BASE_ADDRESS_0, 4) & PCI_BASE_ADDRESS_MEM_MASK;
-	assert_int_equal(r->bar0, race_addr(RACE_MOVES));
+	r->io_bar = (uint16_t)(cfg_rd(r, io_bar_reg(r), 4) &
+			       PCI_BASE_ADDRESS_IO_MASK);
+	assert_int_equal(r->io_bar, race_port(RACE_MOVES));
 	print_message("%u moves, %u activations, %u resets\n", RACE_MOVES,
 		      r->activations, r->resets);
 	assert_true(r->activations > 0);
-	expect_doorbells_only_at_bar0(r);
+	expect_doorbells_only_at_io_bar(r);
 	/* And the device is still sound: reset, start, move. */
 	set_status(r, 0);
-	expect_doorbells_only_at_bar0(r);
+	expect_doorbells_only_at_io_bar(r);
 	start(r);
 	assert_true(r->vp.t.active);
-	expect_doorbells_only_at_bar0(r);
-	move_bar0(r, race_addr(1));
-	expect_doorbells_only_at_bar0(r);
+	expect_doorbells_only_at_io_bar(r);
+	move_io_bar(r, race_port(1));
+	expect_doorbells_only_at_io_bar(r);
 }
 
 /* --- the life cycle's cases shared with virtio-mmio. */
@@ -1203,7 +1377,7 @@ static void lc_enable_queue(void *r)
 static void lc_kick(void *arg, uint32_t q)
 {
 	struct rig *r = arg;
-	bar_wr(r, r->l.notify + q * r->l.notify_mult, q, 2);
+	notify_wr(r, q * r->l.notify_mult, (uint16_t)q);
 }
 
 static struct lifecycle_rig lifecycle_rig(void *state)
@@ -1221,11 +1395,14 @@ int main(void)
 		PCI_TEST(test_bus_scan),
 		PCI_TEST(test_capabilities),
 		PCI_TEST(test_bar_sizing_and_move),
+		PCI_TEST(test_io_bar_sizing_and_move),
+		PCI_TEST(test_bar_spaces_apart),
 		PCI_TEST(test_features),
 		PCI_TEST(test_queue_setup_and_driver_ok),
 		PCI_TEST(test_kick_before_driver_ok),
 		cmocka_unit_test_setup_teardown(test_doorbells_to_the_device,
 						setup_with_notify, teardown),
+		PCI_TEST(test_no_doorbells_in_bar0),
 		PCI_TEST(test_reset),
 		PCI_TEST(test_bad_rings_need_reset),
 		PCI_TEST(test_msix),

@@ -101,11 +101,12 @@ int kvm_set_memslot(struct vm *vm, unsigned int slot, uint64_t gpa,
 		       : 0;
 }
 
-int kvm_set_doorbell(struct vm *vm, uint64_t addr, unsigned int len,
-		     int64_t match, int fd, bool assign)
+int kvm_set_doorbell(struct vm *vm, bool pio, uint64_t addr,
+		     unsigned int len, int64_t match, int fd, bool assign)
 {
 	struct kvm_ioeventfd ev = {.addr = addr, .len = len, .fd = fd,
-				   .flags = assign ? 0 : KVM_IOEVENTFD_FLAG_DEASSIGN};
+				   .flags = (pio ? KVM_IOEVENTFD_FLAG_PIO : 0) |
+					    (assign ? 0 : KVM_IOEVENTFD_FLAG_DEASSIGN)};
 	if (match >= 0) {
 		ev.datamatch = (uint64_t)match;
 		ev.flags |= KVM_IOEVENTFD_FLAG_DATAMATCH;

@@ -24,11 +24,11 @@ unsigned int kvm_alloc_memslot(struct vm *vm);
 int kvm_set_memslot(struct vm *vm, unsigned int slot, uint64_t gpa,
 		    uint64_t size, void *hva);
 
-/* A doorbell (KVM's ioeventfd): a len-byte guest write at MMIO addr
- * signals fd instead of exiting; any value when match is negative, else
- * only that value (one register for several queues). Removing it (assign
- * false) takes the same match. */
-int kvm_set_doorbell(struct vm *vm, uint64_t addr, unsigned int len,
-		     int64_t match, int fd, bool assign);
+/* A doorbell (KVM's ioeventfd): a len-byte guest write at addr (a port
+ * when pio, else guest-physical) signals fd instead of exiting; any value
+ * when match is negative, else only that value (one register for several
+ * queues). Removing it (assign false) takes the same match. */
+int kvm_set_doorbell(struct vm *vm, bool pio, uint64_t addr,
+		     unsigned int len, int64_t match, int fd, bool assign);
 
 #endif

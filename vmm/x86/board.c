@@ -56,9 +56,14 @@ int board_create(struct board *b, uint64_t mem, unsigned int cpus,
 	/* 64-bit BARs (DAX windows) start above RAM and the 4 GiB line. */
 	const struct guest_region *top = &vm->mem.regions[vm->mem.nr_regions - 1];
 	uint64_t ram_end = top->gpa + top->size;
-	err = pci_host_init(&b->pci, &vm->pio, &vm->mmio, PCI_MMIO32_START,
-			    PCI_MMIO32_END,
-			    ram_end > RAM_HIGH_START ? ram_end : RAM_HIGH_START);
+	const struct pci_windows win = {
+		.mmio32_start = PCI_MMIO32_START,
+		.mmio32_end = PCI_MMIO32_END,
+		.mmio64_start = ram_end > RAM_HIGH_START ? ram_end : RAM_HIGH_START,
+		.io_start = PCI_IO_START,
+		.io_end = PCI_IO_END,
+	};
+	err = pci_host_init(&b->pci, &vm->pio, &vm->mmio, &win);
 	b->virtio = (struct virtio_bus){
 		.vm = vm,
 		.pci = &b->pci,

@@ -43,6 +43,11 @@
 #define VIRTIO_MMIO_BASE 0xfed00000ULL
 #define LAPIC_ADDR 0xfee00000ULL
 
+/* Ports for I/O BARs (virtio-pci doorbells), above the legacy devices
+ * and the ACPI PM block, as firmware places them. */
+#define PCI_IO_START 0xc000
+#define PCI_IO_END 0x10000
+
 #define KVM_IDENTITY_MAP_ADDR 0xfffbc000ULL
 #define KVM_TSS_ADDR 0xfffbd000ULL
 
