@@ -103,13 +103,14 @@ static void pci_bar_write(struct pci_dev *dev, unsigned int reg,
 	struct pci_bar *bar = &dev->bars[idx];
 	if (!bar->size)
 		return; /* unimplemented BARs read as zero */
+	/* BARs are at least 16 bytes (4 for ports): the size mask also drops
+	 * the type bits the guest wrote. */
 	uint64_t mask = ~(bar->size - 1);
 	uint64_t addr = bar->addr;
 	if (high)
 		addr = (addr & 0xffffffffULL) | ((uint64_t)value << 32);
 	else
-		addr = (addr & ~0xffffffffULL) |
-		       (value & (bar->io ? ~0x3ULL : ~0xfULL));
+		addr = (addr & ~0xffffffffULL) | value;
 	addr &= mask;
 	/* Ports are 16 bits: the upper half of an I/O BAR reads as zero. */
 	addr &= bar->io ? 0xffffULL : bar->is64 ? ~0ULL : 0xffffffffULL;

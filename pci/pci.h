@@ -53,10 +53,11 @@ struct pci_dev {
 void pci_dev_init(struct pci_dev *dev, uint16_t vendor, uint16_t device,
 		  uint32_t class_rev, uint16_t subsys_vendor,
 		  uint16_t subsys_id);
-/* Declares a memory BAR at a placement chosen by the VMM. */
+/* Declares a memory BAR (size a power of two, at least 16) at a placement
+ * chosen by the VMM. */
 void pci_dev_set_bar(struct pci_dev *dev, int bar, uint64_t addr,
 		     uint64_t size, bool is64, bool prefetch);
-/* Declares a port I/O BAR (size a power of two, at most 256). */
+/* Declares a port I/O BAR (size a power of two, 4 to 256). */
 void pci_dev_set_io_bar(struct pci_dev *dev, int bar, uint16_t port,
 			uint16_t size);
 /* Appends a capability (len bytes at data, id in data[0]); returns its
