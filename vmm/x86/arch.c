@@ -17,6 +17,7 @@
 #define KVM_MAX_CPUID_ENTRIES 256
 #define RFLAGS_IF (1u << 9)
 #define CPUID_HYPERVISOR_BIT (1u << 31)
+#define CPUID_TSC_DEADLINE_BIT (1u << 24)
 #define APIC_LVT_LINT0 0x350
 #define APIC_LVT_LINT1 0x360
 #define APIC_MODE_NMI 0x4
@@ -24,6 +25,7 @@
 
 struct arch_vm {
 	struct kvm_cpuid2 *cpuid; /* what KVM supports; per-vCPU copies differ */
+	bool tsc_deadline;	  /* the in-kernel local APIC has the mode */
 };
 
 static bool cpuinfo_has_flag(const char *flag)
@@ -107,6 +109,7 @@ int arch_vm_init(struct vm *vm, const char **why)
 		*why = "KVM_CREATE_PIT2 failed";
 		return -errno;
 	}
+	vm->arch->tsc_deadline = kvm_has(vm, KVM_CAP_TSC_DEADLINE_TIMER);
 	int err = kvm_get_supported_cpuid(vm);
 	if (err)
 		*why = "KVM_GET_SUPPORTED_CPUID failed";
@@ -130,7 +133,8 @@ static unsigned int order_base_2(unsigned int n)
 }
 
 /* CPUID as KVM supports it, with this vCPU's APIC id and the topology of
- * nr_vcpus single-threaded cores in one package. */
+ * nr_vcpus single-threaded cores in one package. KVM leaves the TSC-deadline
+ * bit to us: without it Linux runs its tick off the APIC's count register. */
 static int vcpu_set_cpuid(struct vcpu *vcpu)
 {
 	const struct kvm_cpuid2 *supported = vcpu->vm->arch->cpuid;
@@ -149,6 +153,8 @@ static int vcpu_set_cpuid(struct vcpu *vcpu)
 			e->ebx = (e->ebx & 0x0000ffff) | (vcpu->id << 24) |
 				 ((n & 0xff) << 16);
 			e->ecx |= CPUID_HYPERVISOR_BIT;
+			if (vcpu->vm->arch->tsc_deadline)
+				e->ecx |= CPUID_TSC_DEADLINE_BIT;
 			break;
 		case 0xb:
 		case 0x1f:
