@@ -24,6 +24,12 @@
 /* DAX mappings are placed and sized in host pages. */
 #define FUSE_DAX_ALIGN_LOG2 FUSE_PAGE_SHIFT
 #define FUSE_DAX_ALIGN ((uint64_t)FUSE_PAGE_SIZE)
+/* Smaller files are not mapped but read, unless the guest caches nothing:
+ * Linux brings one in whole with one READ (its readahead window is
+ * 128 KiB), where a mapping costs a SETUPMAPPING, a nested page fault per
+ * page, a 2 MiB range of the window and a REMOVEMAPPING when the guest lets
+ * it go (docs/PERFORMANCE.md). */
+#define FUSE_DAX_MIN_FILE_SIZE (128u << 10)
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 

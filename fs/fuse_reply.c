@@ -70,8 +70,14 @@ void fuse_fill_attr(const struct fuse_server *srv, enum host_fs_kind kind,
 		.blksize = srv->dax ? FUSE_PAGE_SIZE : (uint32_t)st->st_blksize,
 	};
 	/* The guest (mounted with dax=inode) maps the files we mark: those
-	 * of ordinary file systems, when there is a window. */
+	 * of ordinary file systems, when there is a window, but small ones
+	 * where the guest caches what it reads (without a cache each read
+	 * would be a READ). A file that crosses the size keeps the mode its
+	 * inode began with until the guest drops the inode (Linux marks it
+	 * not to be cached). */
 	if (S_ISREG(st->st_mode) && kind == HOST_FS_MAPPABLE &&
+	    (srv->cache == FUSE_CACHE_NONE ||
+	     (uint64_t)st->st_size >= FUSE_DAX_MIN_FILE_SIZE) &&
 	    fuse_negotiated(srv, FUSE_HAS_INODE_DAX))
 		attr->flags |= FUSE_ATTR_DAX;
 }

@@ -44,10 +44,14 @@ expect_eq "host: renamed" hello "$(cat "$share/dir/moved.txt" 2>&1)"
 [ -e "$share/gone.txt" ] && fail "host: unlink left the file"
 expect_match "host: written data" "^rand $(md5sum <"$share/rand" | cut -d' ' -f1)$" "$out"
 
-# File data went through the DAX window, not READ requests.
+# The 8 MiB file's data went through the DAX window. The files the guest
+# wrote were new, so not mapped (under FUSE_DAX_MIN_FILE_SIZE when looked
+# up): reading rand back takes about 8 READs of 128 KiB (its cached pages
+# go when its new mtime arrives), where the 8 MiB file would take 64 more.
 reqs=$(echo "$err" | grep 'share0 requests:')
 expect_match "data came through mappings" "SETUPMAPPING [1-9]" "$reqs"
-expect_match "no READ requests" " READ 0 " "$reqs"
+reads=$(echo "$reqs" | sed -n 's/.* READ \([0-9]*\) .*/\1/p')
+[ "${reads:-99}" -lt 16 ] || fail "the 8 MiB file came through READ too: $reqs"
 
 run_fsvm run --timeout 300 --transport pci --share "$share:/mnt/d" -- sh -c "$list_devices"'
 echo "sum $(md5sum </mnt/d/big | cut -d" " -f1)"'

@@ -115,20 +115,39 @@ static void init_offers_writeback_and_dax_when_configured(void **state)
 	assert_int_equal(out.flags2, FUSE_HAS_INODE_DAX >> 32);
 	assert_int_equal(out.map_alignment, 12);
 
-	/* dax=inode guests map the files we mark: all regular ones. */
+	/* dax=inode guests map the files we mark: regular ones from
+	 * FUSE_DAX_MIN_FILE_SIZE up; smaller ones are read. */
 	struct fuse_entry_out e;
+	struct fuse_attr attr;
 
+	fx_write_file(&f, "f", "x");
+	assert_int_equal(truncate(fx_path(&f, "f"), FUSE_DAX_MIN_FILE_SIZE - 1), 0);
+	fx_write_file(&f, "big", "x");
+	assert_int_equal(truncate(fx_path(&f, "big"), FUSE_DAX_MIN_FILE_SIZE), 0);
+	assert_int_equal(fx_lookup(&f, FUSE_ROOT_ID, "big", &e), 0);
+	assert_true(e.attr.flags & FUSE_ATTR_DAX);
+	assert_int_equal(fx_lookup(&f, FUSE_ROOT_ID, "f", &e), 0);
+	assert_false(e.attr.flags & FUSE_ATTR_DAX);
+	/* Grown to the size, it is marked from the next reply on. */
+	assert_int_equal(truncate(fx_path(&f, "f"), FUSE_DAX_MIN_FILE_SIZE), 0);
+	assert_int_equal(fx_getattr(&f, e.nodeid, &attr), 0);
+	assert_true(attr.flags & FUSE_ATTR_DAX);
+	assert_int_equal(fx_getattr(&f, FUSE_ROOT_ID, &attr), 0);
+	assert_false(attr.flags & FUSE_ATTR_DAX);
+	/* Without HAS_INODE_DAX asked for, nothing is marked. */
+	assert_int_equal(fx_init(&f, 38, FX_GUEST_FLAGS, 0, &out), 0);
+	assert_int_equal(fx_lookup(&f, FUSE_ROOT_ID, "big", &e), 0);
+	assert_false(e.attr.flags & FUSE_ATTR_DAX);
+	fx_stop(&f);
+
+	/* A guest that caches nothing would READ a small file at every
+	 * read: it maps every file. */
+	cfg = (struct fuse_server_config){ .cache = FUSE_CACHE_NONE, .dax = &dax };
+	assert_int_equal(fx_start(&f, &cfg), 0);
+	assert_int_equal(fx_init(&f, 38, FX_GUEST_FLAGS, FX_GUEST_FLAGS2, &out), 0);
 	fx_write_file(&f, "f", "x");
 	assert_int_equal(fx_lookup(&f, FUSE_ROOT_ID, "f", &e), 0);
 	assert_true(e.attr.flags & FUSE_ATTR_DAX);
-	struct fuse_attr root;
-
-	assert_int_equal(fx_getattr(&f, FUSE_ROOT_ID, &root), 0);
-	assert_false(root.flags & FUSE_ATTR_DAX);
-	/* Without HAS_INODE_DAX asked for, nothing is marked. */
-	assert_int_equal(fx_init(&f, 38, FX_GUEST_FLAGS, 0, &out), 0);
-	assert_int_equal(fx_lookup(&f, FUSE_ROOT_ID, "f", &e), 0);
-	assert_false(e.attr.flags & FUSE_ATTR_DAX);
 	fx_stop(&f);
 
 	/* Write-back needs a cache. */
