@@ -261,7 +261,8 @@ static size_t handle(struct fuse_server *srv, const struct iovec *in,
 	int result = decode(&req, args);
 	const struct fuse_op *op = result ? NULL : find_op(req.hdr.opcode);
 
-	if (op)
+	/* Opcodes we do not serve count too: the guest paid a round trip. */
+	if (!result && req.hdr.opcode < FUSE_OPCODE_LIMIT)
 		atomic_fetch_add_explicit(&srv->op_counts[req.hdr.opcode], 1,
 					  memory_order_relaxed);
 	if (op && op->no_reply) {

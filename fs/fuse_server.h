@@ -107,7 +107,7 @@ size_t fuse_server_fail(struct fuse_server *srv, const struct iovec *in,
 #define FUSE_OPCODE_LIMIT 64
 
 /* How many requests with this opcode (below FUSE_OPCODE_LIMIT) the
- * server has run. */
+ * server has taken, run or answered ENOSYS. */
 uint64_t fuse_server_count(struct fuse_server *srv, uint32_t opcode);
 /* "LOOKUP" for FUSE_LOOKUP; NULL for an opcode we do not serve. */
 const char *fuse_opcode_name(uint32_t opcode);

@@ -532,6 +532,27 @@ static void statfs_and_syncfs(void **state)
 	assert_int_equal(req_send(f), 0);
 }
 
+/* Every request is counted, one we do not serve too (as -v reports it):
+ * Python's isatty() on each file it opens sends an IOCTL. */
+static void requests_are_counted_served_or_not(void **state)
+{
+	struct fx *f = *state;
+	struct fuse_ioctl_in in = { .cmd = 0x5401 /* TCGETS */ };
+	uint64_t statfs = fuse_server_count(f->srv, FUSE_STATFS);
+
+	req_begin(FUSE_STATFS, FUSE_ROOT_ID);
+	assert_int_equal(req_send(f), 0);
+	assert_int_equal(fuse_server_count(f->srv, FUSE_STATFS), statfs + 1);
+	assert_null(fuse_opcode_name(FUSE_IOCTL));
+	req_begin(FUSE_IOCTL, FUSE_ROOT_ID);
+	req_add(&in, sizeof(in));
+	assert_int_equal(req_send(f), -ENOSYS);
+	req_begin(FUSE_IOCTL, FUSE_ROOT_ID);
+	req_add(&in, sizeof(in));
+	assert_int_equal(req_send(f), -ENOSYS);
+	assert_int_equal(fuse_server_count(f->srv, FUSE_IOCTL), 2);
+}
+
 /* Timeouts and open flags per cache mode. */
 static void cache_modes(void **state)
 {
@@ -606,6 +627,7 @@ int main(void)
 		FX_TEST(access_checks_mode_bits),
 		FX_TEST(readlink_returns_the_text),
 		FX_TEST(statfs_and_syncfs),
+		FX_TEST(requests_are_counted_served_or_not),
 		cmocka_unit_test(cache_modes),
 	};
 
