@@ -136,13 +136,19 @@ static void lift_dirty_limit(const char *target)
 		close(fd);
 }
 
+/* Shares never honour set-id bits: their owners are host ids mapped to
+ * guest ones (the host's root is nobody here), so the host's setuid-root
+ * mount or su would run as nobody, even for the guest's root. */
+#define SHARE_FLAGS MS_NOSUID
+
 static int mount_virtiofs(const char *tag, const char *target, bool readonly)
 {
 	/* With a DAX window, file data is mapped, not copied, for the files
 	 * fsvm marks: those on ordinary host file systems. */
 	const char *opts = access("/" GUEST_SPEC_DAX, F_OK) == 0 ? "dax=inode"
 								  : NULL;
-	if (mount(tag, target, "virtiofs", readonly ? MS_RDONLY : 0, opts) == 0)
+	if (mount(tag, target, "virtiofs",
+		  SHARE_FLAGS | (readonly ? MS_RDONLY : 0), opts) == 0)
 		return 0;
 	/* A kernel of the user's own (--kernel) may lack what fsvm needs:
 	 * name the option (`fsvm kconfig` checks a whole .config). */
@@ -171,7 +177,7 @@ static int mount_root(const char *tag, const char *mode)
 		return fail("cannot mount", OVERLAY_RW);
 	if (mkdir_p(OVERLAY_RW "/upper") < 0 || mkdir_p(OVERLAY_RW "/work") < 0)
 		return fail("cannot create", OVERLAY_RW "/upper");
-	if (mount("overlay", NEW_ROOT, "overlay", 0,
+	if (mount("overlay", NEW_ROOT, "overlay", SHARE_FLAGS,
 		  "lowerdir=" LOWER ",upperdir=" OVERLAY_RW
 		  "/upper,workdir=" OVERLAY_RW "/work") < 0)
 		return errno == ENODEV

@@ -1,6 +1,8 @@
 #!/bin/sh
 # The default root is the host's own, read-only under a throwaway overlay;
 # a read-only share refuses writes; symlinks never lead out of a share.
+# Shares honour no set-id bits, so the guest's root can run the host's
+# setuid-root mount (owned by nobody in the guest) as root.
 . "$(dirname "$0")/lib.sh"
 ro=$TMP/ro
 mkdir -p "$ro"
@@ -23,7 +25,9 @@ run_fsvm run --share "$ro:/ro:ro" -- sh -c '
 	cat /ro/file
 	echo "link: $(readlink /ro/escape)"
 	cat /ro/escape 2>/dev/null || echo "escape: no such file in the guest"
-	grep " /ro " /proc/mounts | cut -d" " -f3,4 | cut -d, -f1'
+	grep " /ro " /proc/mounts | cut -d" " -f3,4 | cut -d, -f1
+	grep -c "^[^ ]* \(/\|/ro\) [^ ]* [^ ]*nosuid" /proc/mounts | sed "s/^/nosuid mounts: /"
+	mount -t tmpfs scratch /mnt && echo "mount as root: ok"'
 expect_eq "status" 0 "$rc"
 expect_eq "os-release" "$(cat /etc/os-release)" "$(echo "$out" | sed -n '1,/^---$/p' | sed '$d')"
 expect_match "overlay write" "^overlay$" "$(echo "$out" | sed -n '/^---$/,/^---$/p' | sed -n 2p)"
@@ -38,6 +42,8 @@ expect_match "symlink text" "link: $secret" "$out"
 expect_match "symlink target not reachable" "escape: no such file in the guest" "$out"
 case $out in *"host secret"*) fail "a symlink led out of the share" ;; esac
 expect_match "mount is virtiofs ro" "virtiofs ro" "$out"
+expect_match "the root and /ro are nosuid" "^nosuid mounts: 2$" "$out"
+expect_match "the guest's root runs the host's setuid mount" "^mount as root: ok$" "$out"
 rm -f "$secret"
 
 # Every cache mode reads and writes the same files.
