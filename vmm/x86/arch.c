@@ -25,7 +25,6 @@
 
 struct arch_vm {
 	struct kvm_cpuid2 *cpuid; /* what KVM supports; per-vCPU copies differ */
-	bool tsc_deadline;	  /* the in-kernel local APIC has the mode */
 };
 
 static bool cpuinfo_has_flag(const char *flag)
@@ -109,7 +108,6 @@ int arch_vm_init(struct vm *vm, const char **why)
 		*why = "KVM_CREATE_PIT2 failed";
 		return -errno;
 	}
-	vm->arch->tsc_deadline = kvm_has(vm, KVM_CAP_TSC_DEADLINE_TIMER);
 	int err = kvm_get_supported_cpuid(vm);
 	if (err)
 		*why = "KVM_GET_SUPPORTED_CPUID failed";
@@ -146,6 +144,7 @@ static int vcpu_set_cpuid(struct vcpu *vcpu)
 	memcpy(cpuid, supported, bytes);
 
 	unsigned int n = vcpu->vm->nr_vcpus;
+	bool tsc_deadline = kvm_has(vcpu->vm, KVM_CAP_TSC_DEADLINE_TIMER);
 	for (unsigned int i = 0; i < cpuid->nent; i++) {
 		struct kvm_cpuid_entry2 *e = &cpuid->entries[i];
 		switch (e->function) {
@@ -153,7 +152,7 @@ static int vcpu_set_cpuid(struct vcpu *vcpu)
 			e->ebx = (e->ebx & 0x0000ffff) | (vcpu->id << 24) |
 				 ((n & 0xff) << 16);
 			e->ecx |= CPUID_HYPERVISOR_BIT;
-			if (vcpu->vm->arch->tsc_deadline)
+			if (tsc_deadline)
 				e->ecx |= CPUID_TSC_DEADLINE_BIT;
 			break;
 		case 0xb:
