@@ -21,7 +21,7 @@ SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-re
 TSAN    := -fsanitize=thread -fno-omit-frame-pointer -Wno-tsan
 
 # Everything but main() goes into a library that unit tests link against.
-LIB_SRCS := $(filter-out vmm/main.c,$(wildcard vmm/*.c vmm/core/*.c vmm/x86/*.c pci/*.c devices/*.c virtio/*.c fs/*.c))
+LIB_SRCS := $(filter-out vmm/main.c,$(wildcard vmm/*.c core/*.c arch/x86/*.c pci/*.c devices/*.c virtio/*.c fs/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 SAN_OBJS := $(LIB_SRCS:%.c=$(BUILD)/san/%.o)
 TSAN_OBJS := $(LIB_SRCS:%.c=$(BUILD)/tsan/%.o)
@@ -176,7 +176,7 @@ FUZZ_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -g -O1 -MMD -M
 	-fno-omit-frame-pointer
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
-FUZZ_LIB_SRCS := $(wildcard fs/*.c virtio/*.c pci/*.c vmm/core/*.c vmm/x86/*.c) devices/virtio_fs.c \
+FUZZ_LIB_SRCS := $(wildcard fs/*.c virtio/*.c pci/*.c core/*.c arch/x86/*.c) devices/virtio_fs.c \
 	devices/device.c \
 	$(filter-out $(FUZZ_SRCS) tests/fuzz/make_corpus.c,$(wildcard tests/fuzz/*.c))
 FUZZ_SECONDS ?= 600

@@ -22,9 +22,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/guest_mem.h"
 #include "fs/fuse_server.h"
 #include "virtio/split_ring.h"
-#include "vmm/core/guest_mem.h"
 
 #define RING 256
 #define RAM (16ULL << 20)

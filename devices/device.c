@@ -4,7 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "vmm/core/log.h"
+#include "core/log.h"
 
 /* Defined by the linker around the section DEVICE_REGISTER fills. */
 extern const struct device_type *const __start_fsvm_devices[];

@@ -10,10 +10,10 @@
 
 #include <stdint.h>
 
+#include "core/event_loop.h"
+#include "core/vm.h"
 #include "fs/fuse_server.h"
 #include "virtio/virtio_bus.h"
-#include "vmm/core/event_loop.h"
-#include "vmm/core/vm.h"
 
 #define DEVICE_MAX_INSTANCES 32
 

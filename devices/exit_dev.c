@@ -5,9 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/log.h"
+#include "core/timeline.h"
 #include "devices/device.h"
-#include "vmm/core/log.h"
-#include "vmm/core/timeline.h"
 
 void exit_dev_io(void *opaque, uint64_t offset, bool is_write, uint8_t *data,
 		 unsigned int size)

@@ -17,8 +17,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "core/log.h"
 #include "devices/device.h"
-#include "vmm/core/log.h"
 
 struct virtio_fs_worker;
 

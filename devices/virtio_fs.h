@@ -9,7 +9,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "vmm/core/dax_window.h"
+#include "core/dax_window.h"
 #include "fs/fuse_server.h"
 #include "virtio/virtio_dev.h"
 

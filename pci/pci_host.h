@@ -5,8 +5,8 @@
 
 #include <stdatomic.h>
 
+#include "core/io_bus.h"
 #include "pci/pci.h"
-#include "vmm/core/io_bus.h"
 
 #define PCI_HOST_SLOTS 32
 #define PCI_CONFIG_ADDR_PORT 0xcf8

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
-#include "vmm/core/guest_mem.h"
+#include "core/guest_mem.h"
 
 #define SPLIT_RING_MAX_SIZE 32768
 /* Enough for a 1 MiB FUSE request in 4 KiB pages plus its headers. */

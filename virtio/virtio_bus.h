@@ -8,11 +8,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/vm.h"
 #include "pci/pci_host.h"
 #include "virtio/virtio_dev.h"
 #include "virtio/virtio_mmio.h"
 #include "virtio/virtio_pci.h"
-#include "vmm/core/vm.h"
 
 #define VIRTIO_BUS_MAX_DEVICES 16
 

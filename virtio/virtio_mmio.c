@@ -6,9 +6,9 @@
 #include <string.h>
 #include <sys/eventfd.h>
 
-#include "vmm/core/irq.h"
-#include "vmm/core/kvm.h"
-#include "vmm/core/log.h"
+#include "core/irq.h"
+#include "core/kvm.h"
+#include "core/log.h"
 
 /* MagicValue is "virt" read as a little-endian word; the UAPI header only
  * names the register. */

@@ -11,9 +11,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/vm.h"
 #include "virtio/virtio_dev.h"
 #include "virtio/virtio_transport.h"
-#include "vmm/core/vm.h"
 
 #define VIRTIO_MMIO_SIZE 0x1000
 

@@ -8,9 +8,9 @@
 #include <string.h>
 #include <sys/eventfd.h>
 
-#include "vmm/core/irq.h"
-#include "vmm/core/kvm.h"
-#include "vmm/core/log.h"
+#include "core/irq.h"
+#include "core/kvm.h"
+#include "core/log.h"
 
 /* BAR 0 layout. */
 #define BAR0_COMMON 0x0000

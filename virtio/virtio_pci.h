@@ -7,11 +7,11 @@
 
 #include <stdbool.h>
 
+#include "core/vm.h"
 #include "pci/pci.h"
 #include "pci/pci_host.h"
 #include "virtio/virtio_dev.h"
 #include "virtio/virtio_transport.h"
-#include "vmm/core/vm.h"
 
 #define VIRTIO_PCI_MAX_VECTORS (VIRTIO_TRANSPORT_MAX_QUEUES + 1)
 

@@ -7,8 +7,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "vmm/core/kvm.h"
-#include "vmm/core/log.h"
+#include "core/kvm.h"
+#include "core/log.h"
 
 static void reset(struct virtio_transport *t)
 {

@@ -12,9 +12,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/guest_mem.h"
+#include "core/vm.h"
 #include "virtio/virtio_dev.h"
-#include "vmm/core/guest_mem.h"
-#include "vmm/core/vm.h"
 
 #define VIRTIO_TRANSPORT_MAX_QUEUES 64
 

@@ -10,9 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "arch/x86/mptable.h"
+#include "core/guest_mem.h"
 #include "vmm/config_file.h"
-#include "vmm/core/guest_mem.h"
-#include "vmm/x86/mptable.h"
 
 const char cli_usage[] =
 	"usage: fsvm run [OPTIONS] [--] [CMD [ARGS...]]\n"

@@ -6,8 +6,8 @@
 #include <sys/epoll.h>
 #include <unistd.h>
 
-#include "vmm/core/irq.h"
-#include "vmm/core/log.h"
+#include "core/irq.h"
+#include "core/log.h"
 #include "vmm/panic_watch.h"
 
 static void console_irq_com1(void *opaque, bool level)

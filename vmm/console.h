@@ -8,10 +8,10 @@
 #include <sys/ioctl.h>
 #include <termios.h>
 
+#include "core/event_loop.h"
+#include "core/vm.h"
 #include "devices/serial.h"
 #include "vmm/panic_watch.h"
-#include "vmm/core/event_loop.h"
-#include "vmm/core/vm.h"
 
 struct console {
 	struct vm *vm;

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "vmm/core/log.h"
+#include "core/log.h"
 
 /* The packaged guests' folder beside the binary: the build tree's
  * build/guest for ./fsvm, PREFIX/lib/fsvm or PREFIX/share/fsvm for

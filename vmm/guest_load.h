@@ -4,9 +4,9 @@
 #ifndef FSVM_GUEST_LOAD_H
 #define FSVM_GUEST_LOAD_H
 
+#include "arch/x86/board.h"
 #include "vmm/cli.h"
 #include "vmm/run_spec.h"
-#include "vmm/x86/board.h"
 
 /* On error logs why and returns -1. */
 int guest_load(struct board *b, const struct fsvm_config *cfg,

@@ -13,7 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "vmm/core/log.h"
+#include "core/log.h"
 
 /* Who nobody is on Debian and most other systems. */
 #define NOBODY_ID 65534u

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "vmm/core/log.h"
+#include "core/log.h"
 
 /* What mounting the shares takes, each after what it depends on; a
  * kernel with one built in simply has no such module. */

@@ -4,11 +4,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/log.h"
+#include "core/vm.h"
 #include "vmm/cli.h"
-#include "vmm/core/log.h"
-#include "vmm/kconfig.h"
-#include "vmm/core/vm.h"
 #include "vmm/guest_load.h"
+#include "vmm/kconfig.h"
 #include "vmm/run.h"
 #include "vmm/summary.h"
 

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "vmm/core/vm.h"
+#include "core/vm.h"
 
 /* How far each line has matched so far; the panic line itself goes into
  * the VM (vm->panic_line), for the message of its end. */

@@ -11,19 +11,19 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "arch/x86/board.h"
+#include "core/arch.h"
+#include "core/event_loop.h"
+#include "core/kvm.h"
+#include "core/log.h"
+#include "core/vcpu.h"
 #include "devices/device.h"
 #include "vmm/console.h"
-#include "vmm/core/arch.h"
-#include "vmm/core/event_loop.h"
-#include "vmm/core/kvm.h"
-#include "vmm/core/log.h"
-#include "vmm/core/vcpu.h"
 #include "vmm/guest_load.h"
 #include "vmm/identity.h"
 #include "vmm/kernel_modules.h"
 #include "vmm/seccomp.h"
 #include "vmm/shares.h"
-#include "vmm/x86/board.h"
 
 struct run {
 	const struct fsvm_config *cfg;

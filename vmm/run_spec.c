@@ -9,8 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/log.h"
 #include "guest/protocol.h"
-#include "vmm/core/log.h"
 
 /* Joins strings, each NUL-terminated, into one malloc'd buffer. */
 static char *pack(const char *const *strs, size_t n, size_t *len)

@@ -11,10 +11,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/dax_window.h"
+#include "core/log.h"
 #include "fs/host_fs.h"
 #include "guest/protocol.h"
-#include "vmm/core/dax_window.h"
-#include "vmm/core/log.h"
 
 /* Each inode the guest has looked up holds an O_PATH fd on the host, so a
  * guest with a warm dentry cache needs far more than the usual 1024. */

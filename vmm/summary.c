@@ -7,8 +7,8 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "vmm/core/log.h"
-#include "vmm/core/vm.h"
+#include "core/log.h"
+#include "core/vm.h"
 
 void summary_timeline(struct run_summary *s, const struct timeline *tl)
 {

@@ -7,16 +7,16 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/timeline.h"
 #include "devices/device.h"
 #include "vmm/cli.h"
-#include "vmm/core/timeline.h"
 
 struct run_summary {
 	int status;
 	const char *ended_by; /* NULL: fsvm_run has not said (set-up failed) */
 	char reason[256];     /* fsvm's line about the end; empty: none */
 	/* The boot timeline's marks, microseconds from launch; -1: not
-	 * reached (vmm/core/timeline.h). */
+	 * reached (core/timeline.h). */
 	int64_t timeline_us[TL_NR_MARKS];
 	struct device_report devices[DEVICE_MAX_INSTANCES];
 	unsigned int nr_devices;

@@ -9,8 +9,8 @@
 #include <linux/virtio_ring.h>
 #include <stdint.h>
 
+#include "core/guest_mem.h"
 #include "virtio/virtio_dev.h"
-#include "vmm/core/guest_mem.h"
 
 #define FAKE_MAX_QUEUES 64
 /* Feature shorthands for the devices the targets offer. */

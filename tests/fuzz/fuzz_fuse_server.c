@@ -15,8 +15,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "core/dax_window.h"
 #include "devices/virtio_fs.h"
-#include "vmm/core/dax_window.h"
 #include "fs/fuse_server.h"
 #include "tests/fuzz/harness.h"
 

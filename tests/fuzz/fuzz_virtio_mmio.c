@@ -14,11 +14,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/io_bus.h"
 #include "devices/virtio_fs.h"
 #include "tests/fuzz/fake_device.h"
 #include "tests/fuzz/harness.h"
 #include "virtio/virtio_mmio.h"
-#include "vmm/core/io_bus.h"
 
 /*
  * Input: operations back to back. An operation's first byte says what:

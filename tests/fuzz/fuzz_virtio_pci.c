@@ -16,14 +16,14 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "arch/x86/memory_map.h"
+#include "core/arch.h"
+#include "core/irq.h"
+#include "core/kvm.h"
 #include "pci/pci_host.h"
 #include "tests/fuzz/fake_device.h"
 #include "tests/fuzz/harness.h"
 #include "virtio/virtio_pci.h"
-#include "vmm/core/irq.h"
-#include "vmm/core/arch.h"
-#include "vmm/core/kvm.h"
-#include "vmm/x86/memory_map.h"
 
 /*
  * Input: operations back to back. An operation's first byte says what:

@@ -4,8 +4,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "core/guest_mem.h"
 #include "virtio/split_ring.h"
-#include "vmm/core/guest_mem.h"
 
 #define MEM_SIZE 0x10000
 #define QUEUE_SIZE 16

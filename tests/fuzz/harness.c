@@ -19,8 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/io_bus.h"
 #include "fs/fuse_wait.h"
-#include "vmm/core/io_bus.h"
 
 uint8_t *guarded_alloc(size_t size)
 {

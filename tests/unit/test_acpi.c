@@ -11,9 +11,9 @@
 
 #include <cmocka.h>
 
-#include "vmm/x86/acpi.h"
-#include "vmm/x86/fw_table.h"
-#include "vmm/x86/mptable.h"
+#include "arch/x86/acpi.h"
+#include "arch/x86/fw_table.h"
+#include "arch/x86/mptable.h"
 
 #define RAM_SIZE 0x100000 /* the first MiB: where the tables live */
 #define HEADER_LEN 36

@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "vmm/x86/boot.h"
+#include "arch/x86/boot.h"
 
 #define MIB (1ULL << 20)
 #define GIB (1ULL << 30)

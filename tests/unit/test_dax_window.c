@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "vmm/core/dax_window.h"
+#include "core/dax_window.h"
 
 #define WINDOW (16ULL << 20)
 #define PAGE 4096ULL

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "vmm/core/event_loop.h"
+#include "core/event_loop.h"
 
 /* A pipe watched by the loop, and what its handler saw. */
 struct watched {

@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "vmm/core/guest_mem.h"
+#include "core/guest_mem.h"
 
 #define GIB (1ULL << 30)
 #define MIB (1ULL << 20)

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "vmm/core/io_bus.h"
+#include "core/io_bus.h"
 
 /* What the last access to a device looked like. */
 struct device {

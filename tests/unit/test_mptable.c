@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "vmm/x86/mptable.h"
+#include "arch/x86/mptable.h"
 
 #define RAM_SIZE 0x100000 /* the first MiB: where the table lives */
 #define MPF_LEN 16

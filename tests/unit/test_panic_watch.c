@@ -13,9 +13,9 @@
 
 #include <cmocka.h>
 
+#include "core/vcpu.h"
+#include "core/vm.h"
 #include "vmm/panic_watch.h"
-#include "vmm/core/vcpu.h"
-#include "vmm/core/vm.h"
 
 #define NR_VCPUS 2
 

@@ -29,8 +29,8 @@
 
 #include <cmocka.h>
 
+#include "core/dax_window.h"
 #include "devices/virtio_fs.h"
-#include "vmm/core/dax_window.h"
 #include "fs/fuse_server.h"
 #include "vmm/seccomp.h"
 

@@ -10,7 +10,7 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
-#include "vmm/core/log.h"
+#include "core/log.h"
 #include "vmm/summary.h"
 
 /* summary_end() gathers device reports: the registry's section must exist. */

@@ -1,4 +1,4 @@
-/* Unit tests for vmm/core/timeline: first mark wins, times from the guest
+/* Unit tests for core/timeline: first mark wins, times from the guest
  * are bounded, the print shows only what was reached. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "vmm/core/timeline.h"
+#include "core/timeline.h"
 
 static void started_ago(struct timeline *tl, long ms)
 {

@@ -26,13 +26,13 @@
 
 #include <cmocka.h>
 
+#include "arch/x86/memory_map.h"
+#include "core/arch.h"
+#include "core/irq.h"
+#include "core/kvm.h"
 #include "pci/pci_host.h"
 #include "tests/unit/virtio_lifecycle.h"
 #include "virtio/virtio_pci.h"
-#include "vmm/core/irq.h"
-#include "vmm/core/arch.h"
-#include "vmm/core/kvm.h"
-#include "vmm/x86/memory_map.h"
 
 #define RAM_SIZE (16ULL << 20)
 #define MMIO64_START (1ULL << 32)

@@ -10,8 +10,8 @@
 
 #include <cmocka.h>
 
+#include "core/guest_mem.h"
 #include "virtio/split_ring.h"
-#include "vmm/core/guest_mem.h"
 
 #define RAM_SIZE 0x100000
 #define QSIZE 8

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "vmm/core/vm.h"
+#include "core/vm.h"
 
 static int setup_vm(void **state)
 {

@@ -1,4 +1,4 @@
-/* Unit tests for vmm/x86/vmlinux: ELF kernels loaded at their physical
+/* Unit tests for arch/x86/vmlinux: ELF kernels loaded at their physical
  * addresses, and every malformed header refused with a reason. */
 #include <elf.h>
 #include <errno.h>
@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "vmm/x86/vmlinux.h"
+#include "arch/x86/vmlinux.h"
 
 #define MIB (1ULL << 20)
 #define TEXT_PADDR (16 * MIB)

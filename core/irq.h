@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "vmm/core/vm.h"
+#include "core/vm.h"
 
 /* Sets the level of a legacy (ISA) interrupt line. */
 void irq_set_line(struct vm *vm, unsigned int irq, bool level);

@@ -1,6 +1,6 @@
 /* bzImage loading, zero page, e820, command line, initrd placement and the
  * 64-bit entry state, following Documentation/x86/boot.rst. */
-#include "vmm/x86/boot.h"
+#include "arch/x86/boot.h"
 
 #include <asm/e820.h>
 #include <asm/processor-flags.h>

@@ -7,7 +7,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "vmm/core/vm.h"
+#include "core/vm.h"
 
 struct vcpu {
 	struct vm *vm;

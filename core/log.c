@@ -1,5 +1,5 @@
 /* Verbosity switch shared by every module's diagnostics. */
-#include "vmm/core/log.h"
+#include "core/log.h"
 
 #include <pthread.h>
 #include <stdarg.h>

@@ -1,5 +1,5 @@
-/* ELF vmlinux loading (vmm/x86/vmlinux.h). */
-#include "vmm/x86/vmlinux.h"
+/* ELF vmlinux loading (arch/x86/vmlinux.h). */
+#include "arch/x86/vmlinux.h"
 
 #include <elf.h>
 #include <errno.h>

@@ -8,9 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "vmm/core/guest_mem.h"
-#include "vmm/core/vcpu.h"
-#include "vmm/x86/memory_map.h"
+#include "arch/x86/memory_map.h"
+#include "core/guest_mem.h"
+#include "core/vcpu.h"
 
 #define BOOT_CODE_SEL 0x10
 #define BOOT_DATA_SEL 0x18

@@ -11,8 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "vmm/core/guest_mem.h"
-#include "vmm/x86/boot.h"
+#include "arch/x86/boot.h"
+#include "core/guest_mem.h"
 
 /* The image starts like an ELF file. */
 bool vmlinux_is_elf(const uint8_t *img, size_t size);

@@ -1,5 +1,5 @@
 /* VM lifecycle: how it stopped, with which status, and why. */
-#include "vmm/core/vm.h"
+#include "core/vm.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -9,7 +9,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-#include "vmm/core/log.h"
+#include "core/log.h"
 
 #define HALT_CHECK_NS (100 * 1000 * 1000)
 

@@ -1,12 +1,12 @@
 /* ACPI 6.4 tables: RSDP, XSDT, FADT, FACS, MADT and a DSDT in AML. */
-#include "vmm/x86/acpi.h"
+#include "arch/x86/acpi.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "vmm/x86/fw_table.h"
-#include "vmm/x86/mptable.h"
+#include "arch/x86/fw_table.h"
+#include "arch/x86/mptable.h"
 
 /* The spec's structures: not part of any UAPI header. */
 struct acpi_header {

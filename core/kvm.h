@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "vmm/core/vm.h"
+#include "core/vm.h"
 
 /* Opens /dev/kvm and checks the API; on error *why says what to do. */
 int kvm_open(struct vm *vm, const char **why);

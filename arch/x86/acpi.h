@@ -10,8 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "vmm/core/guest_mem.h"
-#include "vmm/x86/memory_map.h"
+#include "arch/x86/memory_map.h"
+#include "core/guest_mem.h"
 
 /* From ACPI_TABLES_ADDR, in the BIOS area (reserved in the e820 map) where
  * Linux looks for the RSDP, below the MP table. */

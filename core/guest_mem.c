@@ -1,5 +1,5 @@
 /* Guest RAM allocation and the bounds-checked guest-physical translation. */
-#include "vmm/core/guest_mem.h"
+#include "core/guest_mem.h"
 
 #include <errno.h>
 #include <string.h>

@@ -1,16 +1,16 @@
 /* The x86 machine fsvm builds, and the boot into its kernel. */
-#include "vmm/x86/board.h"
+#include "arch/x86/board.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "vmm/core/irq.h"
-#include "vmm/core/kvm.h"
-#include "vmm/core/vcpu.h"
-#include "vmm/x86/memory_map.h"
-#include "vmm/x86/mptable.h"
-#include "vmm/x86/vmlinux.h"
+#include "arch/x86/memory_map.h"
+#include "arch/x86/mptable.h"
+#include "arch/x86/vmlinux.h"
+#include "core/irq.h"
+#include "core/kvm.h"
+#include "core/vcpu.h"
 
 /* Besides the consoles and the devices there are, what a boot need not
  * spend time on (each about a second of the lab's emulated boot, 2 s of

@@ -1,6 +1,6 @@
 /* DAX window: reserved address space, MAP_FIXED file mappings in place,
  * and the record of what is mapped where. */
-#include "vmm/core/dax_window.h"
+#include "core/dax_window.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "vmm/core/log.h"
+#include "core/log.h"
 
 /* Every window page can be read and written by the guest, mapped or not:
  * KVM fails KVM_RUN with EFAULT on a page it cannot back, without saying

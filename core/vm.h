@@ -9,9 +9,9 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "vmm/core/guest_mem.h"
-#include "vmm/core/io_bus.h"
-#include "vmm/core/timeline.h"
+#include "core/guest_mem.h"
+#include "core/io_bus.h"
+#include "core/timeline.h"
 
 /* Exit statuses of `fsvm run` beyond the guest command's own. */
 #define EXIT_TIMEOUT 124
@@ -25,7 +25,7 @@ struct vm {
 	int kvm_fd;
 	int vm_fd;
 	int vcpu_mmap_size;
-	struct arch_vm *arch; /* the architecture's own state (vmm/core/arch.h) */
+	struct arch_vm *arch; /* the architecture's own state (core/arch.h) */
 	struct guest_mem mem;
 	struct io_bus pio;
 	struct io_bus mmio;

@@ -1,10 +1,10 @@
 /* MP table builder: processors, ISA bus, I/O APIC, interrupt sources. */
-#include "vmm/x86/mptable.h"
+#include "arch/x86/mptable.h"
 
 #include <errno.h>
 #include <string.h>
 
-#include "vmm/x86/fw_table.h"
+#include "arch/x86/fw_table.h"
 
 /* The MP spec's structures: not part of any UAPI header. */
 struct mpf_floating {

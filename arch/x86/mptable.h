@@ -5,8 +5,8 @@
 
 #include <stdint.h>
 
-#include "vmm/core/guest_mem.h"
-#include "vmm/x86/memory_map.h"
+#include "arch/x86/memory_map.h"
+#include "core/guest_mem.h"
 
 #define MPTABLE_MAX_CPUS 64
 

@@ -1,4 +1,4 @@
-/* What the core asks of the architecture it runs on (vmm/x86/ implements
+/* What the core asks of the architecture it runs on (arch/x86/ implements
  * it): the VM's and each vCPU's architectural set-up, and what a CPU that
  * stopped for good looks like. */
 #ifndef FSVM_ARCH_H

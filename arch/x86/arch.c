@@ -1,6 +1,6 @@
-/* The x86 side of the core (vmm/core/arch.h): the host's KVM, the VM's
+/* The x86 side of the core (core/arch.h): the host's KVM, the VM's
  * in-kernel PIC, I/O APIC and PIT, and each vCPU's CPUID and local APIC. */
-#include "vmm/core/arch.h"
+#include "core/arch.h"
 
 #include <errno.h>
 #include <linux/kvm.h>
@@ -10,9 +10,9 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "vmm/core/kvm.h"
-#include "vmm/core/vcpu.h"
-#include "vmm/x86/memory_map.h"
+#include "arch/x86/memory_map.h"
+#include "core/kvm.h"
+#include "core/vcpu.h"
 
 #define KVM_MAX_CPUID_ENTRIES 256
 #define RFLAGS_IF (1u << 9)

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "vmm/core/guest_mem.h"
+#include "core/guest_mem.h"
 
 #define DAX_WINDOW_ALIGN GUEST_PAGE_SIZE
 /* The Linux client maps 2 MiB at a time: 4,096 mappings fill 8 GiB. */

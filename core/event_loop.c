@@ -1,5 +1,5 @@
 /* epoll dispatch with one handler per file descriptor. */
-#include "vmm/core/event_loop.h"
+#include "core/event_loop.h"
 
 #include <errno.h>
 #include <stdlib.h>

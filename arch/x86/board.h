@@ -2,7 +2,7 @@
  * APIC and PIT, a PCI host bridge, the plan for virtio devices (PCI, or
  * virtio-mmio pages and IRQs that ACPI or the kernel command line
  * describes), and the boot CPU entering a bzImage the 64-bit way. Layout:
- * vmm/x86/memory_map.h. */
+ * arch/x86/memory_map.h. */
 #ifndef FSVM_X86_BOARD_H
 #define FSVM_X86_BOARD_H
 
@@ -10,11 +10,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "arch/x86/acpi.h"
+#include "arch/x86/boot.h"
+#include "core/vm.h"
 #include "pci/pci_host.h"
 #include "virtio/virtio_bus.h"
-#include "vmm/core/vm.h"
-#include "vmm/x86/acpi.h"
-#include "vmm/x86/boot.h"
 
 /* How the guest finds its virtio devices. */
 enum board_virtio {

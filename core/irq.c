@@ -1,6 +1,6 @@
 /* Legacy IRQ lines, the KVM GSI routing table (legacy pins + MSI routes)
  * and irqfd. */
-#include "vmm/core/irq.h"
+#include "core/irq.h"
 
 #include <errno.h>
 #include <linux/kvm.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
-#include "vmm/core/log.h"
+#include "core/log.h"
 
 #define IOAPIC_PINS 24
 #define PIC_IRQS 16

@@ -1,5 +1,5 @@
-/* The boot timeline (vmm/core/timeline.h). */
-#include "vmm/core/timeline.h"
+/* The boot timeline (core/timeline.h). */
+#include "core/timeline.h"
 
 /* How -v prints each mark, and its key in --json (docs/json.md). */
 static const struct {

@@ -1,5 +1,5 @@
 /* /dev/kvm, VM creation, interrupt controllers, memory slots, doorbells. */
-#include "vmm/core/kvm.h"
+#include "core/kvm.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,8 +9,8 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "vmm/core/arch.h"
-#include "vmm/core/log.h"
+#include "core/arch.h"
+#include "core/log.h"
 
 static const struct {
 	int cap;

@@ -1,6 +1,6 @@
 /* vCPU creation and the run loop: each vCPU a thread that dispatches its
  * exits to the I/O buses. */
-#include "vmm/core/vcpu.h"
+#include "core/vcpu.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -10,8 +10,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "vmm/core/arch.h"
-#include "vmm/core/log.h"
+#include "core/arch.h"
+#include "core/log.h"
 
 #define SIG_VCPU_KICK SIGUSR1
 

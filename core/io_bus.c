@@ -1,5 +1,5 @@
 /* Address-range dispatch for port I/O and MMIO exits. */
-#include "vmm/core/io_bus.h"
+#include "core/io_bus.h"
 
 #include <errno.h>
 
