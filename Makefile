@@ -12,7 +12,7 @@ BUILD   := build
 GUEST   := $(BUILD)/guest
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -MMD -MP
-LDLIBS  := -lpthread -lseccomp -ljson-c -lm
+LDLIBS  := -lpthread -lseccomp -lcap-ng -ljson-c -lm
 VERSION := $(shell cat VERSION)
 PREFIX  ?= /usr/local
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -35,7 +35,7 @@ UNIT_SAN_BINS := $(filter-out $(BUILD)/tests-san/test_seccomp,\
 # test_identity unshares a user namespace, which only a single-threaded
 # process may: TSan's runtime runs a thread of its own. test_seccomp: as
 # above.
-UNIT_TSAN_SRCS := $(filter-out tests/unit/test_identity.c tests/unit/test_seccomp.c,$(UNIT_SRCS))
+UNIT_TSAN_SRCS := $(filter-out tests/unit/test_identity.c tests/unit/test_jail.c tests/unit/test_seccomp.c,$(UNIT_SRCS))
 UNIT_TSAN_BINS := $(UNIT_TSAN_SRCS:tests/unit/%.c=$(BUILD)/tests-tsan/%)
 
 .PHONY: all deps guest guest-microvm guest-modular run check unit integration fuzz fuzz-check fuzz-corpus bench clean man install uninstall

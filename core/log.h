@@ -15,6 +15,10 @@ extern bool log_verbose;
 			fprintf(stderr, "fsvm: " fmt "\n", ##__VA_ARGS__);     \
 	} while (0)
 
+/* Something the user should know that does not stop the run. */
+#define log_warning(fmt, ...) \
+	fprintf(stderr, "fsvm: warning: " fmt "\n", ##__VA_ARGS__)
+
 /* Prints "fsvm: <line>" on stderr and keeps the line for log_last_error. */
 void log_error_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

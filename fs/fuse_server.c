@@ -118,6 +118,7 @@ int fuse_server_create(const struct fuse_server_config *cfg,
 
 	if (!cfg || !cfg->root || cfg->cache > FUSE_CACHE_ALWAYS)
 		return -EINVAL;
+	host_fs_init();
 	struct fuse_server *srv = calloc(1, sizeof(*srv));
 
 	if (!srv)

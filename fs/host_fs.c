@@ -65,9 +65,15 @@ static void find_devtmpfs(void)
 		fclose(f);
 }
 
+static pthread_once_t devtmpfs_once = PTHREAD_ONCE_INIT;
+
+void host_fs_init(void)
+{
+	pthread_once(&devtmpfs_once, find_devtmpfs);
+}
+
 int host_fs_kind(int fd)
 {
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
 	struct statfs sfs;
 	struct stat st;
 	if (fstatfs(fd, &sfs) < 0 || fstat(fd, &st) < 0)
@@ -76,7 +82,7 @@ int host_fs_kind(int fd)
 	if (listed(magic, pseudo, sizeof(pseudo) / sizeof(pseudo[0])))
 		return HOST_FS_PSEUDO;
 	if (magic == TMPFS_MAGIC) {
-		pthread_once(&once, find_devtmpfs);
+		host_fs_init();
 		if (devtmpfs_mounted && st.st_dev == devtmpfs_dev)
 			return HOST_FS_PSEUDO;
 	}

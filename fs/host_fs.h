@@ -11,6 +11,10 @@ enum host_fs_kind {
 	HOST_FS_PSEUDO,   /* procfs, sysfs, devtmpfs, ...: never served */
 };
 
+/* Learns what host_fs_kind() needs from /proc (which device devtmpfs
+ * is), while fsvm can still read it: set-up calls it. */
+void host_fs_init(void);
+
 /* The kind of file system the file open at fd (O_PATH is enough) is on,
  * or -errno. */
 int host_fs_kind(int fd);

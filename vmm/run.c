@@ -18,9 +18,11 @@
 #include "core/log.h"
 #include "core/vcpu.h"
 #include "devices/device.h"
+#include "vmm/capabilities.h"
 #include "vmm/console.h"
 #include "vmm/guest_load.h"
 #include "vmm/identity.h"
+#include "vmm/jail.h"
 #include "vmm/kernel_modules.h"
 #include "vmm/seccomp.h"
 #include "vmm/shares.h"
@@ -245,6 +247,29 @@ static int find_modules(struct run *r, const struct fsvm_config **cfg)
 	return 0;
 }
 
+/* Set-up is done with the host: from here on fsvm reaches only its
+ * shares, with the capabilities its file server needs. */
+static int shut_in(struct run *r, const char **why)
+{
+	struct jail_share jail[SHARES_MAX];
+	bool mknod = false, unavailable;
+	for (unsigned int i = 0; i < r->shares.nr; i++) {
+		const struct fuse_server_config *fuse = &r->shares.specs[i].fuse;
+		jail[i] = (struct jail_share){.host = r->shares.host[i],
+					      .readonly = fuse->readonly};
+		mknod = mknod || fuse->devices;
+	}
+	int err = jail_enter(jail, r->shares.nr, &unavailable, why);
+	if (err && unavailable) {
+		log_warning("no jail (%s: %s): code that took fsvm over could reach all your files",
+			    *why, strerror(-err));
+		err = 0;
+	}
+	if (!err && (err = capabilities_drop(mknod)))
+		*why = "cannot drop capabilities";
+	return err;
+}
+
 /* Set-up failed: says why in one line. */
 static int fail(const char *what, const char *why, int err)
 {
@@ -297,6 +322,8 @@ int fsvm_run(const struct fsvm_config *cfg, struct run_summary *sum)
 	/* Every host resource is ours now: the guest's ids take over. */
 	if ((err = identity_assume(&r->identity, &why)))
 		return fail("identity", why, err);
+	if ((err = shut_in(r, &why)))
+		return fail("jail", why, err);
 	if (cfg->setup_only) {
 		timeline_mark(&vm->timeline, TL_SETUP_DONE);
 		summary_timeline(sum, &vm->timeline);

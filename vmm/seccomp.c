@@ -46,8 +46,8 @@ static const int any_arguments[] = {
 	SCMP_SYS(timerfd_settime),
 	/* FUSE requests: every host file operation, relative to fds the
 	 * share opened (openat2 confines names to it; openat reopens
-	 * through /proc/self/fd and reads mountinfo); glibc's renameat2
-	 * without flags is renameat. */
+	 * through /proc/self/fd; the jail, vmm/jail.h, holds nothing else
+	 * to open); glibc's renameat2 without flags is renameat. */
 	SCMP_SYS(openat), SCMP_SYS(openat2), SCMP_SYS(close),
 	SCMP_SYS(newfstatat), SCMP_SYS(fstatfs), SCMP_SYS(lseek),
 	SCMP_SYS(preadv), SCMP_SYS(pwritev), SCMP_SYS(getdents64),
