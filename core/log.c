@@ -1,14 +1,15 @@
 /* Verbosity switch shared by every module's diagnostics. */
 #include "core/log.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <string.h>
 
 bool log_verbose;
 
-static pthread_mutex_t last_lock = PTHREAD_MUTEX_INITIALIZER;
-static char last[256];
+static pthread_mutex_t failure_lock = PTHREAD_MUTEX_INITIALIZER;
+static char failure[256];
 
 void log_error_line(const char *fmt, ...)
 {
@@ -18,25 +19,26 @@ void log_error_line(const char *fmt, ...)
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "fsvm: %s\n", line);
-	pthread_mutex_lock(&last_lock);
-	size_t len = strnlen(line, sizeof(last) - 1);
-	memcpy(last, line, len);
-	last[len] = '\0';
-	pthread_mutex_unlock(&last_lock);
 }
 
-void log_last_error(char *buf, size_t len)
+void log_setup_failure(char *buf, size_t len)
 {
-	pthread_mutex_lock(&last_lock);
-	snprintf(buf, len, "%s", last);
-	pthread_mutex_unlock(&last_lock);
+	pthread_mutex_lock(&failure_lock);
+	snprintf(buf, len, "%s", failure);
+	pthread_mutex_unlock(&failure_lock);
 }
 
 int log_setup_error(const char *what, const char *why, int err)
 {
+	char line[sizeof(failure)];
 	if (err)
-		log_error("%s: %s (%s)", what, why, strerror(-err));
+		snprintf(line, sizeof(line), "%s: %s (%s)", what, why, strerror(-err));
 	else
-		log_error("%s: %s", what, why);
-	return -1;
+		snprintf(line, sizeof(line), "%s: %s", what, why);
+	log_error("%s", line);
+	pthread_mutex_lock(&failure_lock);
+	if (!failure[0])
+		memcpy(failure, line, sizeof(failure));
+	pthread_mutex_unlock(&failure_lock);
+	return err ? err : -EINVAL;
 }

@@ -19,15 +19,16 @@ extern bool log_verbose;
 #define log_warning(fmt, ...) \
 	fprintf(stderr, "fsvm: warning: " fmt "\n", ##__VA_ARGS__)
 
-/* Prints "fsvm: <line>" on stderr and keeps the line for log_last_error. */
+/* Prints "fsvm: <line>" on stderr. */
 void log_error_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Copies the last line log_error printed (empty: none) into buf, for the
- * --json summary of a run that failed. */
-void log_last_error(char *buf, size_t len);
-
 /* Logs why set-up failed as one line, "what: why (errno text)" (the last
- * part when err is a negative errno); returns -1. */
+ * part when err is a negative errno), where the failure is handled; the
+ * first such line is the run's reason (--json). Returns err, or -EINVAL
+ * when err is 0. */
 int log_setup_error(const char *what, const char *why, int err);
+
+/* Copies the first line log_setup_error printed (empty: none) into buf. */
+void log_setup_failure(char *buf, size_t len);
 
 #endif

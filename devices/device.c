@@ -26,11 +26,8 @@ int devices_add_all(struct machine *m)
 	for (const struct device_type *const *t = __start_fsvm_devices;
 	     t < __stop_fsvm_devices; t++) {
 		int err = (*t)->add(m);
-		if (err) {
-			log_error("%s: cannot add the device (%s)", (*t)->name,
-				  strerror(-err));
-			return err;
-		}
+		if (err)
+			return log_setup_error((*t)->name, "cannot add the device", err);
 	}
 	return 0;
 }

@@ -135,7 +135,7 @@ int summary_write_json(struct run_summary *s, int status,
 	if (!s->ended_by) {
 		s->status = status;
 		s->ended_by = "fsvm";
-		log_last_error(s->reason, sizeof(s->reason));
+		log_setup_failure(s->reason, sizeof(s->reason));
 		for (int i = 0; i < TL_NR_MARKS; i++)
 			s->timeline_us[i] = -1; /* no guest ran */
 	}

@@ -1,4 +1,5 @@
 /* Unit tests for vmm/summary: the --json object, read back with json-c. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -94,13 +95,15 @@ static void test_command_status(void **state)
 }
 
 /* A set-up that failed never said how it ended: fsvm did, with the line
- * it printed last. */
+ * that said why set-up failed, not whatever was logged after it. */
 static void test_failed_set_up(void **state)
 {
 	(void)state;
 	static struct run_summary s;
 	s = (struct run_summary){0};
-	log_error("kvm: \"quoted\" \\ reason");
+	assert_int_equal(log_setup_error("kvm", "\"quoted\" \\ reason", 0), -EINVAL);
+	log_error("a later line, not the reason");
+	assert_int_equal(log_setup_error("later", "a second failure", -EIO), -EIO);
 	struct json_object *j = written(&s, 125);
 	struct json_object *exit = at(j, "exit");
 	assert_int_equal(json_object_get_int(at(exit, "status")), 125);
