@@ -5,6 +5,7 @@
 #define FSVM_ARCH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct vm;
 struct vcpu;
@@ -23,5 +24,10 @@ int arch_vcpu_init(struct vcpu *vcpu, const char **why);
 
 /* Not running, and nothing but an NMI or INIT could wake it. */
 bool arch_vcpu_stopped_for_good(struct vcpu *vcpu);
+
+/* For a guest that never finished: one line on where a stopped vCPU was
+ * and what it waited for, and one on the VM's interrupt controller. */
+void arch_vcpu_report(struct vcpu *vcpu, char *buf, size_t len);
+void arch_vm_report(struct vm *vm, char *buf, size_t len);
 
 #endif

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -199,4 +200,15 @@ void vcpu_kick_and_join(struct vcpu *vcpu)
 	pthread_kill(vcpu->thread, SIG_VCPU_KICK);
 	pthread_join(vcpu->thread, NULL);
 	vcpu->started = false;
+}
+
+void vcpus_report(struct vm *vm)
+{
+	char line[1024];
+	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
+		arch_vcpu_report(&vm->vcpus[i], line, sizeof(line));
+		fprintf(stderr, "fsvm: vCPU %u: %s\n", i, line);
+	}
+	arch_vm_report(vm, line, sizeof(line));
+	fprintf(stderr, "fsvm: %s\n", line);
 }

@@ -36,4 +36,8 @@ void vcpus_check_halted(struct vm *vm);
 /* Forces a vCPU out of KVM_RUN (after vm_stop) and waits for its thread. */
 void vcpu_kick_and_join(struct vcpu *vcpu);
 
+/* After the vCPUs are joined, says on stderr where each was and what it
+ * waited for: what a guest that timed out was stuck on. */
+void vcpus_report(struct vm *vm);
+
 #endif

@@ -175,6 +175,8 @@ static int run_loop(struct run *r)
 	summary_end(r->sum, vm, &r->machine);
 	if (vm->stop_reason[0])
 		log_error("%s", vm->stop_reason);
+	if (vm->exit_status == EXIT_TIMEOUT)
+		vcpus_report(vm);
 	return vm->exit_status;
 }
 

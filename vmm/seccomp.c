@@ -102,6 +102,12 @@ static const struct {
 	 * without ACPI): its state and its interrupt flag. */
 	{SCMP_SYS(ioctl), COMMAND_IS(KVM_GET_MP_STATE)},
 	{SCMP_SYS(ioctl), COMMAND_IS(KVM_GET_REGS)},
+	/* A guest that timed out: where its vCPUs waited (vcpus_report). */
+	{SCMP_SYS(ioctl), COMMAND_IS(KVM_GET_VCPU_EVENTS)},
+	{SCMP_SYS(ioctl), COMMAND_IS(KVM_GET_LAPIC)},
+	{SCMP_SYS(ioctl), COMMAND_IS(KVM_GET_MSRS)},
+	{SCMP_SYS(ioctl), COMMAND_IS(KVM_GET_TSC_KHZ)},
+	{SCMP_SYS(ioctl), COMMAND_IS(KVM_GET_IRQCHIP)},
 	/* The terminal: stdio asks whether a stream is one, and the console
 	 * is put back out of raw mode. */
 	{SCMP_SYS(ioctl), COMMAND_IS(TCGETS)},
