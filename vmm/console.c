@@ -20,13 +20,37 @@ static void console_irq_com2(void *opaque, bool level)
 	irq_set_line(opaque, SERIAL_COM2_IRQ, level);
 }
 
+static void console_write_filtered(struct term_filter *filter, int fd,
+				   uint8_t byte)
+{
+	uint8_t buf[TERM_FILTER_OUT_SIZE(1)];
+	size_t len = term_filter(filter, &byte, 1, buf);
+	for (size_t done = 0; done < len;) {
+		ssize_t n = write(fd, buf + done, len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return; /* the console is lost, not the VM */
+		done += (size_t)n;
+	}
+}
+
+static void console_out_byte(void *opaque, uint8_t byte)
+{
+	struct console *con = opaque;
+	console_write_filtered(&con->out_filter, STDOUT_FILENO, byte);
+}
+
 /* COM2 carries the kernel console: its first byte is a boot mark, and
- * every byte goes past the panic watch. */
+ * every byte goes past the panic watch (unfiltered: it reads the kernel's
+ * own words). */
 static void console_err_byte(void *opaque, uint8_t byte)
 {
 	struct console *con = opaque;
 	timeline_mark(&con->vm->timeline, TL_FIRST_CONSOLE);
 	panic_watch_byte(&con->watch, byte);
+	if (con->filter_err)
+		console_write_filtered(&con->err_filter, STDERR_FILENO, byte);
 }
 
 int console_init(struct console *con, struct vm *vm)
@@ -36,8 +60,19 @@ int console_init(struct console *con, struct vm *vm)
 	con->interactive = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 	if (con->interactive && ioctl(STDOUT_FILENO, TIOCGWINSZ, &con->size) < 0)
 		con->size = (struct winsize){0};
-	serial_init(&con->out, STDOUT_FILENO, console_irq_com1, vm);
-	serial_init(&con->err, STDERR_FILENO, console_irq_com2, vm);
+	/* The guest is not trusted with a terminal the user did not hand it;
+	 * pipes and files get its bytes exactly. */
+	con->filter_out = isatty(STDOUT_FILENO) && !con->interactive;
+	con->filter_err = isatty(STDERR_FILENO) && !con->interactive;
+	con->out_filter = con->err_filter = (struct term_filter){0};
+	serial_init(&con->out, con->filter_out ? -1 : STDOUT_FILENO,
+		    console_irq_com1, vm);
+	serial_init(&con->err, con->filter_err ? -1 : STDERR_FILENO,
+		    console_irq_com2, vm);
+	if (con->filter_out) {
+		con->out.on_tx = console_out_byte;
+		con->out.tx_opaque = con;
+	}
 	con->watch = (struct panic_watch){.vm = vm};
 	con->err.on_tx = console_err_byte;
 	con->err.tx_opaque = con;

@@ -1,6 +1,8 @@
 /* The guest's consoles: ttyS0 carries the command's stdin/stdout, ttyS1
  * its stderr and the kernel's messages. An interactive terminal is put in
- * raw mode and forwarded; otherwise the guest command's stdin is empty. */
+ * raw mode and forwarded; otherwise the guest command's stdin is empty, and
+ * a terminal on stdout or stderr sees the guest's bytes through
+ * vmm/term_filter. */
 #ifndef FSVM_CONSOLE_H
 #define FSVM_CONSOLE_H
 
@@ -12,6 +14,7 @@
 #include "core/vm.h"
 #include "devices/serial.h"
 #include "vmm/panic_watch.h"
+#include "vmm/term_filter.h"
 
 struct console {
 	struct vm *vm;
@@ -19,6 +22,9 @@ struct console {
 	struct serial err;  /* COM2: stderr, kernel console */
 	struct panic_watch watch; /* on COM2 */
 	bool interactive;
+	/* Whether each stream goes to its fd through its filter. */
+	bool filter_out, filter_err;
+	struct term_filter out_filter, err_filter;
 	struct winsize size; /* the terminal's, when interactive */
 	bool raw;
 	struct termios saved;
