@@ -9,6 +9,7 @@
 
 struct vm;
 struct vcpu;
+struct kvm_irq_routing;
 
 /* False when this host's KVM cannot run a stock Linux kernel, with *why
  * telling the user how to proceed. */
@@ -21,6 +22,15 @@ void arch_vm_destroy(struct vm *vm);
 
 /* After KVM_CREATE_VCPU: the vCPU's identity and local interrupt set-up. */
 int arch_vcpu_init(struct vcpu *vcpu, const char **why);
+
+/* The interrupt controller's own routes, which KVM_SET_GSI_ROUTING would
+ * drop (it replaces KVM's default table): appends them to table, which has
+ * room, and returns the first GSI past them, where MSI routes start. */
+unsigned int arch_irq_routes(struct kvm_irq_routing *table);
+
+/* An exit the core does not handle itself (x86: port I/O); false when the
+ * vCPU must stop (the VM's stop says why). */
+bool arch_vcpu_handle_exit(struct vcpu *vcpu);
 
 /* Not running, and nothing but an NMI or INIT could wake it. */
 bool arch_vcpu_stopped_for_good(struct vcpu *vcpu);

@@ -1,5 +1,5 @@
-/* Legacy IRQ lines, the KVM GSI routing table (legacy pins + MSI routes)
- * and irqfd. */
+/* Legacy IRQ lines, the KVM GSI routing table (the interrupt controller's
+ * routes, then MSI routes) and irqfd. */
 #include "core/irq.h"
 
 #include <errno.h>
@@ -9,25 +9,20 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
+#include "core/arch.h"
 #include "core/log.h"
 
-#define IOAPIC_PINS 24
-#define PIC_IRQS 16
 #define MAX_GSI 1024
 
 struct irq_routing {
 	pthread_mutex_t lock;
 	struct kvm_irq_routing *table;
+	unsigned int first_msi_gsi;
 	unsigned int nr_msi;
 };
 
-static struct kvm_irq_routing_entry *routing_add(struct irq_routing *routing)
-{
-	return &routing->table->entries[routing->table->nr++];
-}
-
 /* KVM_SET_GSI_ROUTING replaces KVM's default table, so ours starts with
- * the same legacy entries: ISA IRQs on both PICs and I/O APIC pins. */
+ * the interrupt controller's own routes (core/arch.h); MSIs go above. */
 int irq_routing_init(struct vm *vm)
 {
 	struct irq_routing *routing = calloc(1, sizeof(*routing));
@@ -41,21 +36,7 @@ int irq_routing_init(struct vm *vm)
 		return -ENOMEM;
 	}
 	vm->irq_routing = routing;
-	for (unsigned int gsi = 0; gsi < IOAPIC_PINS; gsi++) {
-		if (gsi < PIC_IRQS && gsi != 2) {
-			struct kvm_irq_routing_entry *e = routing_add(routing);
-			e->gsi = gsi;
-			e->type = KVM_IRQ_ROUTING_IRQCHIP;
-			e->u.irqchip.irqchip = gsi < 8 ? KVM_IRQCHIP_PIC_MASTER
-						       : KVM_IRQCHIP_PIC_SLAVE;
-			e->u.irqchip.pin = gsi % 8;
-		}
-		struct kvm_irq_routing_entry *e = routing_add(routing);
-		e->gsi = gsi;
-		e->type = KVM_IRQ_ROUTING_IRQCHIP;
-		e->u.irqchip.irqchip = KVM_IRQCHIP_IOAPIC;
-		e->u.irqchip.pin = gsi;
-	}
+	routing->first_msi_gsi = arch_irq_routes(routing->table);
 	return 0;
 }
 
@@ -75,9 +56,10 @@ int irq_alloc_msi_gsi(struct vm *vm)
 	struct irq_routing *routing = vm->irq_routing;
 	pthread_mutex_lock(&routing->lock);
 	int gsi = -ENOSPC;
-	if (IOAPIC_PINS + routing->nr_msi < MAX_GSI) {
-		gsi = (int)(IOAPIC_PINS + routing->nr_msi++);
-		struct kvm_irq_routing_entry *e = routing_add(routing);
+	if (routing->first_msi_gsi + routing->nr_msi < MAX_GSI) {
+		gsi = (int)(routing->first_msi_gsi + routing->nr_msi++);
+		struct kvm_irq_routing_entry *e =
+			&routing->table->entries[routing->table->nr++];
 		memset(e, 0, sizeof(*e));
 		e->gsi = (uint32_t)gsi;
 		e->type = KVM_IRQ_ROUTING_MSI;

@@ -1,5 +1,5 @@
 /* vCPU creation and the run loop: each vCPU a thread that dispatches its
- * exits to the I/O buses. */
+ * exits to the I/O buses (the architecture's own exits to core/arch.h). */
 #include "core/vcpu.h"
 
 #include <errno.h>
@@ -55,21 +55,6 @@ int vcpu_create(struct vm *vm, struct vcpu *vcpu, unsigned int id,
 	return arch_vcpu_init(vcpu, why);
 }
 
-static void vcpu_handle_io(struct vcpu *vcpu)
-{
-	struct kvm_run *run = vcpu->run;
-	uint8_t *data = (uint8_t *)run + run->io.data_offset;
-	bool is_write = run->io.direction == KVM_EXIT_IO_OUT;
-
-	for (uint32_t i = 0; i < run->io.count; i++) {
-		if (!io_bus_dispatch(&vcpu->vm->pio, run->io.port, is_write,
-				     data, run->io.size) &&
-		    !is_write)
-			memset(data, 0xff, run->io.size);
-		data += run->io.size;
-	}
-}
-
 static void vcpu_handle_mmio(struct vcpu *vcpu)
 {
 	struct kvm_run *run = vcpu->run;
@@ -86,9 +71,6 @@ static bool vcpu_handle_exit(struct vcpu *vcpu)
 	struct kvm_run *run = vcpu->run;
 
 	switch (run->exit_reason) {
-	case KVM_EXIT_IO:
-		vcpu_handle_io(vcpu);
-		return true;
 	case KVM_EXIT_MMIO:
 		vcpu_handle_mmio(vcpu);
 		return true;
@@ -121,9 +103,7 @@ static bool vcpu_handle_exit(struct vcpu *vcpu)
 			run->internal.suberror);
 		return false;
 	default:
-		vm_stop(vm, EXIT_VMM_ERROR, "vCPU %u: unexpected KVM exit %u",
-			vcpu->id, run->exit_reason);
-		return false;
+		return arch_vcpu_handle_exit(vcpu);
 	}
 }
 

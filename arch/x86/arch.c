@@ -1,5 +1,6 @@
 /* The x86 side of the core (core/arch.h): the host's KVM, the VM's
- * in-kernel PIC, I/O APIC and PIT, and each vCPU's CPUID and local APIC. */
+ * in-kernel PIC, I/O APIC and PIT and their interrupt routes, port I/O
+ * exits, and each vCPU's CPUID and local APIC. */
 #include "core/arch.h"
 
 #include <errno.h>
@@ -22,6 +23,8 @@
 #define APIC_LVT_LINT1 0x360
 #define APIC_MODE_NMI 0x4
 #define APIC_MODE_EXTINT 0x7
+#define PIC_IRQS 16
+#define PIC_CASCADE_IRQ 2
 
 struct arch_vm {
 	struct kvm_cpuid2 *cpuid; /* what KVM supports; per-vCPU copies differ */
@@ -114,6 +117,28 @@ int arch_vm_init(struct vm *vm, const char **why)
 	return err;
 }
 
+/* Each ISA IRQ on both PICs (but the cascade) and the I/O APIC's pins, as
+ * KVM's default table has them. */
+unsigned int arch_irq_routes(struct kvm_irq_routing *table)
+{
+	for (unsigned int gsi = 0; gsi < KVM_IOAPIC_NUM_PINS; gsi++) {
+		if (gsi < PIC_IRQS && gsi != PIC_CASCADE_IRQ)
+			table->entries[table->nr++] = (struct kvm_irq_routing_entry){
+				.gsi = gsi,
+				.type = KVM_IRQ_ROUTING_IRQCHIP,
+				.u.irqchip = {.irqchip = gsi < 8 ? KVM_IRQCHIP_PIC_MASTER
+								: KVM_IRQCHIP_PIC_SLAVE,
+					      .pin = gsi % 8},
+			};
+		table->entries[table->nr++] = (struct kvm_irq_routing_entry){
+			.gsi = gsi,
+			.type = KVM_IRQ_ROUTING_IRQCHIP,
+			.u.irqchip = {.irqchip = KVM_IRQCHIP_IOAPIC, .pin = gsi},
+		};
+	}
+	return KVM_IOAPIC_NUM_PINS;
+}
+
 void arch_vm_destroy(struct vm *vm)
 {
 	if (vm->arch)
@@ -191,6 +216,35 @@ static int vcpu_set_lint(struct vcpu *vcpu)
 	*lint0 = (*lint0 & ~0x700u) | (APIC_MODE_EXTINT << 8);
 	*lint1 = (*lint1 & ~0x700u) | (APIC_MODE_NMI << 8);
 	return ioctl(vcpu->fd, KVM_SET_LAPIC, &lapic) < 0 ? -errno : 0;
+}
+
+/* Port I/O goes to the VM's port bus; a read nothing answers is all ones,
+ * as on a bus nobody drives. */
+static void vcpu_handle_io(struct vcpu *vcpu)
+{
+	struct kvm_run *run = vcpu->run;
+	uint8_t *data = (uint8_t *)run + run->io.data_offset;
+	bool is_write = run->io.direction == KVM_EXIT_IO_OUT;
+
+	for (uint32_t i = 0; i < run->io.count; i++) {
+		if (!io_bus_dispatch(&vcpu->vm->pio, run->io.port, is_write,
+				     data, run->io.size) &&
+		    !is_write)
+			memset(data, 0xff, run->io.size);
+		data += run->io.size;
+	}
+}
+
+bool arch_vcpu_handle_exit(struct vcpu *vcpu)
+{
+	struct kvm_run *run = vcpu->run;
+	if (run->exit_reason == KVM_EXIT_IO) {
+		vcpu_handle_io(vcpu);
+		return true;
+	}
+	vm_stop(vcpu->vm, EXIT_VMM_ERROR, "vCPU %u: unexpected KVM exit %u",
+		vcpu->id, run->exit_reason);
+	return false;
 }
 
 /* Not running, with interrupts off: only an NMI or INIT could wake it. So

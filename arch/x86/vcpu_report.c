@@ -23,7 +23,6 @@
 #define APIC_TMICT 0x380
 #define APIC_TMCCT 0x390
 #define APIC_LVT_MASKED (1u << 16)
-#define IOAPIC_PINS 24
 
 /* Appends to a line that may already be full (then it stays cut). */
 struct line {
@@ -187,7 +186,7 @@ void arch_vm_report(struct vm *vm, char *buf, size_t len)
 	const struct kvm_ioapic_state *io = &chip.chip.ioapic;
 	add(&l, "I/O APIC pins in use:");
 	bool any = false;
-	for (unsigned int pin = 0; pin < IOAPIC_PINS; pin++) {
+	for (unsigned int pin = 0; pin < KVM_IOAPIC_NUM_PINS; pin++) {
 		const typeof(io->redirtbl[0].fields) *f = &io->redirtbl[pin].fields;
 		bool raised = io->irr & (1u << pin);
 		if (f->mask && !raised)
