@@ -1,8 +1,13 @@
 # fsvm: a small KVM hypervisor with an embedded virtio-fs device.
 #   make          build ./fsvm
 #   make run      install what is needed, build fsvm and the default guest, run a demo
-#   make check    the layering check, unit tests (also under ASan+UBSan and
-#                 TSan), a short fuzzing round and guest integration tests
+#   make test     after every edit, no root, no KVM, about a minute: the layering
+#                 check, unit tests (also under ASan+UBSan and TSan), the fuzz
+#                 seeds and a short round through each target, fsvm's command
+#                 line (tests/cli)
+#   make check    make test, then what needs KVM: the unit test and fuzz target
+#                 that make VMs, and the guest suite (in the lab where this
+#                 host's KVM cannot boot stock kernels); docs/HACKING.md
 #   make fuzz     fuzz every target for FUZZ_SECONDS (600) each
 #   make bench    benchmarks, fsvm beside QEMU + virtiofsd and 9p
 #   make install  fsvm, its default guest and man page under PREFIX (/usr/local)
@@ -38,7 +43,7 @@ UNIT_SAN_BINS := $(filter-out $(BUILD)/tests-san/test_seccomp,\
 UNIT_TSAN_SRCS := $(filter-out tests/unit/test_identity.c tests/unit/test_jail.c tests/unit/test_seccomp.c,$(UNIT_SRCS))
 UNIT_TSAN_BINS := $(UNIT_TSAN_SRCS:tests/unit/%.c=$(BUILD)/tests-tsan/%)
 
-.PHONY: all deps guest guest-microvm guest-modular run check unit integration fuzz fuzz-check fuzz-corpus bench clean man install uninstall
+.PHONY: all deps guest guest-microvm guest-modular run test check unit integration fuzz fuzz-check fuzz-corpus bench clean man install uninstall
 all: fsvm
 
 deps:
@@ -160,16 +165,20 @@ $(GUEST)/modular/kernel/vmlinux: guest/microvm.config guest/modular.config guest
 
 # Every test binary runs, then the failures (if any) fail the target. A
 # TSan report stops its test binary with a failure. Those that make KVM
-# VMs run in the lab on a machine with no /dev/kvm (tools/unit-run).
+# VMs (UNIT_KVM) run in the lab on a machine with no /dev/kvm
+# (tools/unit-run); make test leaves them to make check.
 UNIT_KVM := test_virtio_pci
-unit: $(UNIT_BINS) $(UNIT_SAN_BINS) $(UNIT_TSAN_BINS)
-	@tools/unit-run --kvm "$(UNIT_KVM)" $(UNIT_BINS) $(UNIT_SAN_BINS) $(UNIT_TSAN_BINS)
+UNIT_ALL_BINS := $(UNIT_BINS) $(UNIT_SAN_BINS) $(UNIT_TSAN_BINS)
+UNIT_KVM_BINS := $(filter $(addprefix %/,$(UNIT_KVM)),$(UNIT_ALL_BINS))
+unit: $(UNIT_ALL_BINS)
+	@tools/unit-run --kvm "$(UNIT_KVM)" $(UNIT_ALL_BINS)
 
 # libFuzzer targets (clang, ASan+UBSan), each linked against the code it
 # drives built for fuzzing, with the harness's helpers (tests/fuzz/*.c but
 # the targets and the seed writer). `make fuzz` runs each for FUZZ_SECONDS,
-# one at a time; `make fuzz-check` (part of check) replays the corpus
-# through every target and fuzzes each for FUZZ_CHECK_SECONDS.
+# one at a time; `make fuzz-check` replays the corpus through every target
+# and fuzzes each for FUZZ_CHECK_SECONDS (make test does so for those that
+# need no KVM, FUZZ_KVM; make check for the rest).
 FUZZ_CC := clang
 FUZZ_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -g -O1 -MMD -MP \
 	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
@@ -179,6 +188,8 @@ FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 FUZZ_LIB_SRCS := $(wildcard fs/*.c virtio/*.c pci/*.c core/*.c arch/x86/*.c) devices/virtio_fs.c \
 	devices/device.c \
 	$(filter-out $(FUZZ_SRCS) tests/fuzz/make_corpus.c,$(wildcard tests/fuzz/*.c))
+FUZZ_KVM := fuzz_virtio_pci
+FUZZ_KVM_BINS := $(filter $(addprefix %/,$(FUZZ_KVM)),$(FUZZ_BINS))
 FUZZ_SECONDS ?= 600
 FUZZ_CHECK_SECONDS ?= 10
 
@@ -222,16 +233,29 @@ $(BUILD)/bench/device $(BUILD)/bench/doorbell $(BUILD)/bench/queue_depth: $(BUIL
 	$(CC) $(CFLAGS) -o $@ $(filter %.c,$^) $(filter %.a,$^) $(LDLIBS)
 $(BUILD)/bench/doorbell $(BUILD)/bench/queue_depth: bench/device_rig.c bench/device_rig.h
 
-# Guest tests need a KVM that runs stock kernels: this host's, or the lab's.
-integration: fsvm guest guest-microvm guest-modular
-	tests/integration/run-all
-
+# make test: no root, no KVM, no guest (Debian's kernel config only, for
+# fsvm kconfig). Every part runs; any that failed fails the target.
 # tools/check-layers: includes point only down the layers.
+test: fsvm $(filter-out $(UNIT_KVM_BINS),$(UNIT_ALL_BINS)) \
+		$(filter-out $(FUZZ_KVM_BINS),$(FUZZ_BINS)) $(GUEST)/6.1/kernel/vmlinuz
+	@rc=0; \
+	tools/check-layers || rc=1; \
+	tools/unit-run $(filter-out $(UNIT_KVM_BINS),$(UNIT_ALL_BINS)) || rc=1; \
+	tests/fuzz/run $(FUZZ_CHECK_SECONDS) $(filter-out $(FUZZ_KVM_BINS),$(FUZZ_BINS)) || rc=1; \
+	FSVM_GUEST_DIR=$(GUEST) tests/integration/run-all --cli || rc=1; \
+	exit $$rc
+
+# Guest tests need a KVM that runs stock kernels: this host's, or the lab's
+# (tests/integration/run-all). INTEGRATION_KVM adds what needs KVM's API
+# only (make check: --unit BIN, --fuzz BIN), run on this host's /dev/kvm if
+# there is one, else in the same lab.
+integration: fsvm guest guest-microvm guest-modular
+	FSVM_FUZZ_SECONDS=$(FUZZ_CHECK_SECONDS) tests/integration/run-all $(INTEGRATION_KVM)
+
 check: deps
-	@tools/check-layers
-	@$(MAKE) --no-print-directory unit
-	@$(MAKE) --no-print-directory fuzz-check
-	@$(MAKE) --no-print-directory integration
+	@$(MAKE) --no-print-directory test
+	@$(MAKE) --no-print-directory integration $(UNIT_KVM_BINS) $(FUZZ_KVM_BINS) \
+		INTEGRATION_KVM="$(addprefix --unit ,$(UNIT_KVM_BINS)) $(addprefix --fuzz ,$(FUZZ_KVM_BINS))"
 
 run: deps
 	@$(MAKE) --no-print-directory fsvm guest

@@ -83,13 +83,38 @@ void block_wait_signal(void)
 	pthread_sigmask(SIG_BLOCK, &wake, NULL);
 }
 
+static int write_proc(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	if (!f)
+		return -1;
+	int ok = fputs(text, f) >= 0;
+	return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+/* Unprivileged, a user namespace lets us mount; we are its root, mapped to
+ * ourselves, so what we make on the tmpfs has an owner (unmapped, creating
+ * files fails with EOVERFLOW). */
+static int user_namespace(void)
+{
+	char uid[32], gid[32];
+
+	snprintf(uid, sizeof(uid), "0 %u 1", (unsigned int)geteuid());
+	snprintf(gid, sizeof(gid), "0 %u 1", (unsigned int)getegid());
+	if (unshare(CLONE_NEWUSER | CLONE_NEWNS))
+		return -1;
+	return write_proc("/proc/self/uid_map", uid) ||
+	       write_proc("/proc/self/setgroups", "deny") ||
+	       write_proc("/proc/self/gid_map", gid) ? -1 : 0;
+}
+
 const char *scratch_share(void)
 {
 	snprintf(share, sizeof(share), "/tmp/fsvm-fuzz-XXXXXX");
 	if (!mkdtemp(share))
 		abort();
 	atexit(remove_share);
-	if ((unshare(CLONE_NEWNS) == 0 || unshare(CLONE_NEWUSER | CLONE_NEWNS) == 0) &&
+	if ((unshare(CLONE_NEWNS) == 0 || user_namespace() == 0) &&
 	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0 &&
 	    mount("fsvm-fuzz", share, "tmpfs", 0, "size=64m,nr_inodes=4096") == 0)
 		return share;

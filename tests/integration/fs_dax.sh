@@ -67,8 +67,9 @@ expect_match "one READ request: the small file's" " READ 1 " "$reqs"
 pid=$!
 wait_for_file "$share/dropped" $pid
 sleep 2
-vmm=$(pgrep -n -x fsvm)
-left=$(grep -c "$share/small" "/proc/$vmm/maps")
+# $pid is fsvm's own: fsvm-as-user execs it in the same process.
+expect_eq "the recycling run's VMM" fsvm "$(cat "/proc/$pid/comm")"
+left=$(grep -c "$share/small" "/proc/$pid/maps")
 wait $pid
 expect_status "recycling run" 0 "$?"
 expect_match "the window was recycled" "REMOVEMAPPING [1-9]" "$(grep 'share0 requests:' "$TMP/err")"

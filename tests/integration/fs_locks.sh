@@ -54,13 +54,13 @@ echo "fs_locks: part 2" >&2
 # 2. --timeout ends a guest that waits for a lock a host process holds, and
 # promptly (a queue that waits would have wedged the reset and the exit).
 # -o: the lock is flock's own, so killing flock (not its sleep) drops it.
-flock -o "$share/lockfile" sleep 120 &
+# The sleep says its pid, so that it goes too.
+flock -o "$share/lockfile" sh -c 'echo $$ >"$0"; exec sleep 120' "$TMP/sleep.pid" &
 holder=$!
 sleep 1
 start=$(date +%s)
 run_fsvm run --timeout 30 --share "$share:/mnt/s" -- flock /mnt/s/lockfile true
-pkill -P $holder sleep
-kill $holder 2>/dev/null
+kill "$(cat "$TMP/sleep.pid")" $holder 2>/dev/null
 wait $holder 2>/dev/null
 expect_eq "host-held lock: status" 124 "$rc"
 [ $(($(date +%s) - start)) -lt 100 ] || fail "host-held lock: fsvm took $(($(date +%s) - start)) s to end after its 30 s timeout"

@@ -1,7 +1,8 @@
-# Shared helpers for integration tests (sourced, not run).
+# Shared helpers for the tests in tests/integration and tests/cli (sourced, not run).
 # FSVM runs the binary under test as an unprivileged user (TEST_UID:TEST_GID,
 # no groups: fsvm needs nothing more than /dev/kvm); FSVM_AS_ROOT runs it as
-# root, for what only root may do. Every check fails loudly with its context.
+# root, for what only root may do. tests/cli sets FSVM to fsvm itself, run as
+# whoever runs the test. Every check fails loudly with its context.
 # TOP is the source tree (tests live two levels below it).
 set -u
 TOP=${TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -70,6 +71,17 @@ run_fsvm() {
 	[ "$rc" != 125 ] || tail -n 20 "$TMP/err" >&2
 	out=$(cat "$TMP/out")
 	err=$(cat "$TMP/err")
+}
+
+# expect_error WHAT REGEX ARGS...: fsvm ARGS fails as bad input must: 125 and
+# one line on stderr, which matches REGEX.
+expect_error() {
+	what=$1 regex=$2
+	shift 2
+	run_fsvm "$@"
+	expect_eq "$what: status" 125 "$rc"
+	expect_eq "$what: one line" 1 "$(printf '%s\n' "$err" | wc -l)"
+	expect_match "$what: message" "$regex" "$err"
 }
 
 # run_fsvm_as_root ARGS...: the same, fsvm started as root.

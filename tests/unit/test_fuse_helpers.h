@@ -193,6 +193,15 @@ static inline int fx_teardown(void **state)
 /* A test that runs in the default share. */
 #define FX_TEST(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
+/* First in a test that needs root on the host (files for other users,
+ * device nodes): unprivileged (make test as a user) it is skipped, which
+ * tools/unit-run reports; as root (make check) it runs, and a skip fails. */
+#define FX_NEEDS_ROOT() \
+	do { \
+		if (geteuid() != 0) \
+			skip(); \
+	} while (0)
+
 /* The host path of rel inside the share (one static buffer, reused). */
 static inline const char *fx_path(struct fx *f, const char *rel)
 {

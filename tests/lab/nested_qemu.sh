@@ -1,5 +1,7 @@
 #!/bin/sh
-# Boots the 6.1 guest kernel (the lab's own) under QEMU with KVM into a busybox initramfs: proves nested KVM runs stock kernels.
+# A check of the KVM the guest suite runs on (the lab's), not of fsvm (tests/integration/run-all
+# runs it first): boots the 6.1 guest kernel (the lab's own) under QEMU with KVM into a busybox
+# initramfs, which proves that KVM runs stock kernels.
 set -u
 
 root=$(cd "$(dirname "$0")/../.." && pwd)

@@ -1,0 +1,52 @@
+#!/bin/sh
+# fsvm's command line before any KVM: bad options and config files are one
+# clear line on stderr and exit 125, never a crash; no /dev/kvm says so;
+# --help and --version answer. Needs no KVM, no guest and no root: fsvm
+# runs as whoever runs the test.
+FSVM=$(cd "$(dirname "$0")/../.." && pwd)/fsvm
+. "$(dirname "$0")/../integration/lib.sh"
+
+expect_error "no command" "no command given"
+expect_error "unknown flag" "unknown option '--bogus'" run --bogus
+expect_error "missing value" "option '--cpus' needs a value" run --cpus
+expect_error "bad cpus" "--cpus: 'x'" run --cpus x -- true
+expect_error "too many cpus" "--cpus: '65'" run --cpus 65 -- true
+expect_error "bad mem" "--mem: '12Q'" run --mem 12Q -- true
+expect_error "tiny mem" "--mem: '1M'" run --mem 1M -- true
+expect_error "bad timeout" "--timeout: '-1'" run --timeout -1 -- true
+expect_error "bad share" "--share: ':/x'" run --share :/x -- true
+expect_error "bad cache" "--cache: 'sometimes'" run --cache sometimes -- true
+expect_error "bad transport" "--transport: 'usb' is not pci or mmio" run --transport usb -- true
+
+# --config: a bad value is one line naming the file and the key; a file
+# that is not JSON one line naming the file and the line.
+printf '{"cpus": 2,\n "mem": "lots"}\n' >"$TMP/bad.json"
+printf '{"cpus": 2,,}' >"$TMP/bad2.json"
+chmod 644 "$TMP/bad.json" "$TMP/bad2.json"
+run_fsvm run --config "$TMP/bad.json" -- true
+expect_eq "bad config: status" 125 "$rc"
+expect_eq "bad config: one line" "fsvm: $TMP/bad.json: key 'mem': 'lots' is not a size from 64M to 1T (e.g. 512M, 2G)" "$err"
+run_fsvm run --config "$TMP/bad2.json" -- true
+expect_eq "config not JSON: status" 125 "$rc"
+expect_match "config not JSON: message" "^fsvm: $TMP/bad2.json: line 1: not valid JSON" "$err"
+
+# No /dev/kvm at all: hidden by an empty /dev in a mount namespace of its
+# own (and, unless we are root, a user namespace to make it in).
+if command -v unshare >/dev/null; then
+	if [ "$(id -u)" = 0 ]; then ns=-m; else ns=-rm; fi
+	unshare $ns sh -c 'mount -t tmpfs none /dev && "$0" run -- true' "$FSVM" >"$TMP/out" 2>"$TMP/err"
+	expect_eq "no kvm: status" 125 "$?"
+	expect_match "no kvm: message" "no /dev/kvm" "$(cat "$TMP/err")"
+else
+	fail "unshare (util-linux) is missing"
+fi
+
+run_fsvm --version
+expect_eq "--version" 0 "$rc"
+expect_match "--version output" "^fsvm [0-9]" "$out"
+run_fsvm --help
+expect_eq "--help: status" 0 "$rc"
+expect_match "--help output" "usage: fsvm run" "$out"
+expect_match "--help says the defaults" "half the host's CPUs, 1 to 8" "$out"
+expect_match "--help says the RAM default" "an eighth of the host's RAM, 512M to 4G" "$out"
+finish
