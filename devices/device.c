@@ -10,6 +10,14 @@
 extern const struct device_type *const __start_fsvm_devices[];
 extern const struct device_type *const __stop_fsvm_devices[];
 
+const void *machine_options(const struct machine *m, const char *type)
+{
+	for (unsigned int i = 0; i < DEVICE_MAX_OPTIONS && m->options[i].type; i++)
+		if (!strcmp(m->options[i].type, type))
+			return m->options[i].options;
+	return NULL;
+}
+
 int machine_add_device(struct machine *m, const struct device_type *type,
 		       void *dev)
 {

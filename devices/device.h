@@ -12,18 +12,10 @@
 
 #include "core/event_loop.h"
 #include "core/vm.h"
-#include "fs/fuse_server.h"
 #include "virtio/virtio_bus.h"
 
 #define DEVICE_MAX_INSTANCES 32
-
-/* One share as the machine is to serve it. */
-struct share_spec {
-	const char *tag;
-	struct fuse_server_config fuse;
-	uint64_t dax_size; /* 0: no DAX window */
-	unsigned int dax_max_maps;
-};
+#define DEVICE_MAX_OPTIONS 8 /* types a machine gives options to */
 
 struct device_type;
 
@@ -43,13 +35,19 @@ struct device_report {
 };
 
 /* What devices are added to: the VM with its buses, the transport for
- * virtio devices, the main loop, and what the user asked for. */
+ * virtio devices, the main loop, and what the user asked of each device
+ * type. */
 struct machine {
 	struct vm *vm;
 	struct virtio_bus *virtio;
 	struct event_loop *loop;
-	const struct share_spec *shares;
-	unsigned int nr_shares;
+	/* Each type's options, under its name, up to the first NULL type:
+	 * what they hold is for the type's own header to say, and for its
+	 * add to read (machine_options). */
+	struct {
+		const char *type;
+		const void *options;
+	} options[DEVICE_MAX_OPTIONS];
 	/* The devices added, each with its type (for report and repair). */
 	struct {
 		const struct device_type *type;
@@ -73,6 +71,9 @@ struct device_type {
 #define DEVICE_REGISTER(type)                                                  \
 	static const struct device_type *const device_type_ptr_##type          \
 		__attribute__((used, section("fsvm_devices"))) = &(type)
+
+/* The options m gives the type named type; NULL: none. */
+const void *machine_options(const struct machine *m, const char *type);
 
 /* Records dev, of type, as part of the machine; -ENOSPC when full. */
 int machine_add_device(struct machine *m, const struct device_type *type,

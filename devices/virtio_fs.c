@@ -552,13 +552,17 @@ static const struct device_type virtio_fs_type;
  * queue of its own (older guests use the first only). */
 static int virtio_fs_add(struct machine *m)
 {
+	const struct virtio_fs_options *o =
+		machine_options(m, VIRTIO_FS_DEVICE_NAME);
+	if (!o)
+		return 0; /* a machine with no shares */
 	unsigned int queues = m->vm->nr_vcpus;
 	if (queues > VIRTIO_FS_MAX_REQUEST_QUEUES)
 		queues = VIRTIO_FS_MAX_REQUEST_QUEUES;
 	if (queues == 0)
 		queues = 1;
-	for (unsigned int i = 0; i < m->nr_shares; i++) {
-		const struct share_spec *s = &m->shares[i];
+	for (unsigned int i = 0; i < o->nr_shares; i++) {
+		const struct virtio_fs_share *s = &o->shares[i];
 		struct virtio_fs *fs = calloc(1, sizeof(*fs));
 		if (!fs)
 			return -ENOMEM;
@@ -578,7 +582,7 @@ static int virtio_fs_add(struct machine *m)
 }
 
 static const struct device_type virtio_fs_type = {
-	.name = "virtio-fs",
+	.name = VIRTIO_FS_DEVICE_NAME,
 	.add = virtio_fs_add,
 	.report = virtio_fs_report,
 	.repair_memory = virtio_fs_repair_memory,

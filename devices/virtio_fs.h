@@ -13,6 +13,25 @@
 #include "fs/fuse_server.h"
 #include "virtio/virtio_dev.h"
 
+/* The device type's name: its reports', and its options' key in the
+ * machine (machine_options). */
+#define VIRTIO_FS_DEVICE_NAME "virtio-fs"
+
+/* One share as the machine is to serve it: a device of its own. */
+struct virtio_fs_share {
+	const char *tag;
+	struct fuse_server_config fuse;
+	uint64_t dax_size; /* 0: no DAX window */
+	unsigned int dax_max_maps;
+};
+
+/* The type's options: the shares, in the order their devices are added
+ * (the root first). */
+struct virtio_fs_options {
+	const struct virtio_fs_share *shares;
+	unsigned int nr_shares;
+};
+
 #define VIRTIO_FS_MAX_REQUEST_QUEUES 16
 #define VIRTIO_FS_QUEUE_SIZE 1024
 /* Requests a doorbell runs on the vCPU that rang it before the rest go

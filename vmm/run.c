@@ -18,6 +18,7 @@
 #include "core/log.h"
 #include "core/vcpu.h"
 #include "devices/device.h"
+#include "devices/virtio_fs.h"
 #include "vmm/capabilities.h"
 #include "vmm/console.h"
 #include "vmm/guest_load.h"
@@ -33,6 +34,7 @@ struct run {
 	struct console con;
 	struct event_loop loop;
 	struct shares shares;
+	struct virtio_fs_options fs_options; /* the shares, for the machine */
 	struct machine machine;
 	struct identity identity;
 	struct kernel_modules modules;
@@ -307,11 +309,14 @@ int fsvm_run(const struct fsvm_config *cfg, struct run_summary *sum)
 		return fail("console", "cannot set up", err);
 	if (find_modules(r, &cfg) || shares_plan(&r->shares, cfg))
 		return EXIT_VMM_ERROR;
-	r->machine = (struct machine){.vm = vm,
-				      .virtio = &r->board.virtio,
-				      .loop = &r->loop,
-				      .shares = r->shares.specs,
-				      .nr_shares = r->shares.nr};
+	r->fs_options = (struct virtio_fs_options){.shares = r->shares.specs,
+						   .nr_shares = r->shares.nr};
+	r->machine = (struct machine){
+		.vm = vm,
+		.virtio = &r->board.virtio,
+		.loop = &r->loop,
+		.options = {{VIRTIO_FS_DEVICE_NAME, &r->fs_options}},
+	};
 	vm->repair_memory = devices_repair_memory;
 	vm->repair_opaque = &r->machine;
 	if (devices_add_all(&r->machine))

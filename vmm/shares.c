@@ -57,7 +57,7 @@ static enum fuse_cache_mode cache_mode(const char *name)
  * one share gets ENFILE or ENOSPC there, and the other shares and the VMM
  * go on. */
 static void share_caps(const struct shares *s, unsigned int nr_shares,
-		       struct share_spec *spec)
+		       struct virtio_fs_share *spec)
 {
 	unsigned int shares = nr_shares;
 	struct rlimit lim = {.rlim_cur = 1024};
@@ -124,8 +124,9 @@ static int add_share(struct shares *s, const struct fsvm_config *cfg,
 	else
 		snprintf(s->tag[i], sizeof(s->tag[i]), "share%u",
 			 i - 1);
-	struct share_spec *spec = &s->specs[i];
-	*spec = (struct share_spec){.tag = s->tag[i], .dax_size = s->dax_size};
+	struct virtio_fs_share *spec = &s->specs[i];
+	*spec = (struct virtio_fs_share){.tag = s->tag[i],
+					 .dax_size = s->dax_size};
 	spec->fuse = (struct fuse_server_config){
 		.root = path,
 		.readonly = strcmp(mode, GUEST_MOUNT_RW) != 0,

@@ -7,14 +7,14 @@
 
 #include <limits.h>
 
-#include "devices/device.h"
+#include "devices/virtio_fs.h"
 #include "vmm/cli.h"
 #include "vmm/run_spec.h"
 
 #define SHARES_MAX (1 + CLI_MAX_SHARES) /* the root, then each --share */
 
 struct shares {
-	struct share_spec specs[SHARES_MAX];
+	struct virtio_fs_share specs[SHARES_MAX];
 	struct run_spec_mount mounts[SHARES_MAX];
 	unsigned int nr;
 	uint64_t dax_size; /* per share; 0: no DAX */
