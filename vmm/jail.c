@@ -23,6 +23,7 @@
 
 struct cover {
 	unsigned int share;
+	bool is_dir; /* else a file was mounted on a file (a bind of /dev/null) */
 	char rel[PATH_MAX]; /* below the share's folder */
 };
 
@@ -122,7 +123,8 @@ static int plan_covers(struct plan *p, const struct jail_share *shares,
 		int fd = open(mnt, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
 			continue; /* covered by a later mount, or gone */
-		int kind = host_fs_kind(fd);
+		struct stat st;
+		int kind = fstat(fd, &st) ? -errno : host_fs_kind(fd);
 		close(fd);
 		if (kind != HOST_FS_PSEUDO)
 			continue;
@@ -132,6 +134,7 @@ static int plan_covers(struct plan *p, const struct jail_share *shares,
 		}
 		struct cover *c = &p->covers[p->nr_covers++];
 		c->share = (unsigned int)share;
+		c->is_dir = S_ISDIR(st.st_mode);
 		snprintf(c->rel, sizeof(c->rel), "%s", rel);
 	}
 	fclose(f);
@@ -247,6 +250,33 @@ static int copy_trees(struct plan *p, const struct jail_share *shares,
 	return p->proc_fd_tree < 0 ? -errno : 0;
 }
 
+/* What covers a directory: a tiny read-only tmpfs. */
+static int empty_dir(void)
+{
+	return new_tmpfs("4k", NO_HOST_POWERS | MOUNT_ATTR_RDONLY);
+}
+
+/* What covers a file: a read-only bind of an empty file made in the
+ * jail's root for the purpose (a directory cannot go over a file). */
+#define EMPTY_FILE "empty"
+static int empty_file(int root)
+{
+	int fd = openat(root, EMPTY_FILE, O_CREAT | O_RDONLY | O_CLOEXEC, 0444);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	int tree = open_tree(root, EMPTY_FILE, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+	if (tree < 0)
+		return -errno;
+	struct mount_attr ro = {.attr_set = NO_HOST_POWERS | MOUNT_ATTR_RDONLY};
+	if (mount_setattr(tree, "", AT_EMPTY_PATH, &ro, sizeof(ro))) {
+		int err = -errno;
+		close(tree);
+		return err;
+	}
+	return tree;
+}
+
 /* The jail's tree, built on a new tmpfs mounted over "/". */
 static int build(struct plan *p, unsigned int n, int root)
 {
@@ -267,11 +297,11 @@ static int build(struct plan *p, unsigned int n, int root)
 		return -errno;
 	for (unsigned int i = 0; i < p->nr_covers; i++) {
 		char where[PATH_MAX + 16];
-		int cover = new_tmpfs("4k", NO_HOST_POWERS | MOUNT_ATTR_RDONLY);
-		if (cover < 0)
-			return cover;
 		snprintf(where, sizeof(where), "shares/%u/%s",
 			 p->covers[i].share, p->covers[i].rel);
+		int cover = p->covers[i].is_dir ? empty_dir() : empty_file(root);
+		if (cover < 0)
+			return cover;
 		int err = move_mount(cover, "", root, where,
 				     MOVE_MOUNT_F_EMPTY_PATH)
 				  ? -errno
@@ -280,6 +310,9 @@ static int build(struct plan *p, unsigned int n, int root)
 		if (err)
 			return err;
 	}
+	/* The bound copies stay; the name goes. */
+	if (unlinkat(root, EMPTY_FILE, 0) && errno != ENOENT)
+		return -errno;
 	return 0;
 }
 

@@ -48,6 +48,8 @@ static int group_setup(void **state)
 	assert_int_equal(chmod(path, 0666), 0);
 	snprintf(path, sizeof(path), "%s/pseudo", rw);
 	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/pseudo-file", rw);
+	write_text(path, "");
 	snprintf(path, sizeof(path), "%s/data", ro);
 	write_text(path, "read only");
 	assert_int_equal(chmod(path, 0666), 0);
@@ -122,6 +124,9 @@ static void jailed(void)
 	CHILD_CHECK(unshare(CLONE_NEWNS) == 0);
 	CHILD_CHECK(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) == 0);
 	CHILD_CHECK(mount("/proc", pseudo, NULL, MS_BIND | MS_REC, NULL) == 0);
+	/* And a pseudo file on a file (a test hides a binary so). */
+	snprintf(pseudo, sizeof(pseudo), "%s/pseudo-file", rw);
+	CHILD_CHECK(mount("/proc/self/status", pseudo, NULL, MS_BIND, NULL) == 0);
 
 	/* What fsvm holds when set-up is done: the shares' roots, a FUSE
 	 * server's /proc/self/fd, and a directory fd it did not open. */
@@ -166,6 +171,13 @@ static void jailed(void)
 	CHILD_CHECK(cover >= 0);
 	CHILD_CHECK(openat(cover, "self", O_PATH) < 0 && errno == ENOENT);
 	CHILD_CHECK(openat(cover, "x", O_CREAT | O_WRONLY, 0644) < 0 &&
+		    errno == EROFS);
+	/* The pseudo file on a file is an empty, read-only file. */
+	char byte;
+	int file = openat(rw_fd, "pseudo-file", O_RDONLY | O_CLOEXEC);
+	CHILD_CHECK(file >= 0 && read(file, &byte, 1) == 0);
+	close(file);
+	CHILD_CHECK(openat(rw_fd, "pseudo-file", O_WRONLY | O_CLOEXEC) < 0 &&
 		    errno == EROFS);
 	/* The jail's own root takes nothing new. */
 	CHILD_CHECK(mkdir("/x", 0755) < 0 && errno == EROFS);
