@@ -37,10 +37,13 @@ static const int any_arguments[] = {
 	 * interrupts, stop); the consoles and log lines (writev: glibc's
 	 * fatal messages; dup: perror() before stderr's first use); the
 	 * workers' poll; the console's and lock waiters' pauses; clock
-	 * reads where the vDSO cannot (the lab). */
+	 * reads where the vDSO cannot (the lab); a pause that a stop signal
+	 * (SIGSTOP, SIGTSTP, a debugger attaching) cut short goes on as
+	 * restart_syscall. */
 	SCMP_SYS(epoll_wait), SCMP_SYS(epoll_ctl), SCMP_SYS(read),
 	SCMP_SYS(write), SCMP_SYS(writev), SCMP_SYS(dup), SCMP_SYS(poll),
 	SCMP_SYS(clock_nanosleep), SCMP_SYS(clock_gettime),
+	SCMP_SYS(restart_syscall),
 	/* A power-off line on the console after the command started arms
 	 * the checks whether the vCPUs have halted for good. */
 	SCMP_SYS(timerfd_settime),
