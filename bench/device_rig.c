@@ -31,7 +31,7 @@ void rig_start(struct device_rig *r, const char *root,
 	struct fuse_server_config cfg = {.root = root, .cache = cache};
 	if (virtio_fs_create(&r->fs, "bench", &cfg, 1, 0, 0))
 		rig_die("virtio_fs_create");
-	r->fs.helpers_per_queue = helpers;
+	r->fs.queues.helpers_per_queue = helpers;
 	r->ram = mmap(NULL, ram_size, PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (r->ram == MAP_FAILED)

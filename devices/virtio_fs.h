@@ -6,10 +6,9 @@
 #define FSVM_VIRTIO_FS_H
 
 #include <linux/virtio_fs.h>
-#include <pthread.h>
-#include <stdatomic.h>
 
 #include "core/dax_window.h"
+#include "devices/virtio_fs_queues.h"
 #include "fs/fuse_server.h"
 #include "virtio/virtio_dev.h"
 
@@ -32,28 +31,7 @@ struct virtio_fs_options {
 	unsigned int nr_shares;
 };
 
-#define VIRTIO_FS_MAX_REQUEST_QUEUES 16
 #define VIRTIO_FS_QUEUE_SIZE 1024
-/* Requests a doorbell runs on the vCPU that rang it before the rest go
- * to the queue's worker: a shallow queue (one synchronous caller, a
- * stat, a 4 KiB read) saves two thread switches per round trip, while
- * a deeper one, and writeback, which no caller waits for, still overlap
- * the guest with the host. Four, after the
- * virtio-fs developers' finding that a pool pays off past 3 outstanding
- * requests (docs/PERFORMANCE.md, Where a request runs). */
-#define VIRTIO_FS_INLINE_BUDGET 4
-/* Page-cache writeback of this many bytes or more goes to the worker even
- * from an idle ring: streaming writeback, which no caller waits for, so
- * the vCPU goes on dirtying pages. A smaller one (a small file's pages,
- * written back at close while the caller waits) runs in place. */
-#define VIRTIO_FS_WRITEBACK_TO_WORKER (64u << 10)
-/* A request queue's worker hands the request it took to one of up to this
- * many helper threads when more wait behind it, so one that waits on the
- * host (uncached data, fsync) does not hold up the rest. Started the first
- * time a queue is that deep: a shallow guest never has one. */
-#define VIRTIO_FS_HELPERS 3
-
-struct virtio_fs_worker;
 
 struct virtio_fs {
 	struct virtio_dev dev;
@@ -61,21 +39,7 @@ struct virtio_fs {
 	struct fuse_server *server;
 	struct dax_window dax; /* size 0: no DAX */
 	struct fuse_dax_ops dax_ops; /* the window, as the server sees it */
-	/* Doorbells hold it for reading while they run requests; activation
-	 * and reset for writing, while the workers and rings change. */
-	pthread_rwlock_t running;
-	struct virtio_fs_worker *workers; /* one per queue while active */
-	unsigned int nr_workers;
-	/* Helpers each request queue may start: VIRTIO_FS_HELPERS, or 0 for
-	 * the worker alone (bench/queue_depth measures one against the
-	 * other). */
-	unsigned int helpers_per_queue;
-	int stop_fd;
-	/* Requests taken from each queue (0: high priority), for -v: how a
-	 * multiqueue guest spreads its load. */
-	_Atomic uint64_t queue_requests[1 + VIRTIO_FS_MAX_REQUEST_QUEUES];
-	_Atomic uint64_t requests_in_place; /* of them, run by a doorbell */
-	_Atomic uint64_t requests_on_helpers; /* and by a worker's helper */
+	struct virtio_fs_queues queues; /* who runs the requests */
 };
 
 /* Creates the device for one share, exported under tag, with a DAX

@@ -1,4 +1,5 @@
-/* Unit tests for devices/virtio_fs: FUSE requests put in real split rings
+/* Unit tests for devices/virtio_fs and its queue engine
+ * (devices/virtio_fs_queues): FUSE requests put in real split rings
  * in guest memory, the device's workers answering each once (a deep
  * queue's with their helpers), two request queues of one share at once,
  * a reset in the middle of a batch, and doorbells that run requests on
@@ -210,7 +211,7 @@ static int teardown(void **state)
 	struct rig *r = *state;
 	stop_queues(r);
 	fuse_server_destroy(r->fs.server);
-	close(r->fs.stop_fd);
+	close(r->fs.queues.stop_fd);
 	munmap(r->ram, RAM_SIZE);
 	char cmd[128];
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", r->root);
@@ -271,16 +272,18 @@ static void test_every_request_answered_once(void **state)
 static void test_deep_queue_shared_with_helpers(void **state)
 {
 	struct rig *r = *state;
-	uint64_t before = atomic_load(&r->fs.requests_on_helpers);
+	uint64_t before = atomic_load(&r->fs.queues.requests_on_helpers);
 	for (int round = 0; round < 20; round++)
 		batch(r, 1, QSIZE / 2);
-	uint64_t helped = atomic_load(&r->fs.requests_on_helpers) - before;
+	uint64_t helped =
+		atomic_load(&r->fs.queues.requests_on_helpers) - before;
 	assert_true(helped > 0);
 	assert_true(helped <= 20 * (QSIZE / 2 - 1));
-	before = atomic_load(&r->fs.requests_on_helpers);
+	before = atomic_load(&r->fs.queues.requests_on_helpers);
 	for (int round = 0; round < 20; round++)
 		batch(r, 1, 1);
-	assert_int_equal(atomic_load(&r->fs.requests_on_helpers), before);
+	assert_int_equal(atomic_load(&r->fs.queues.requests_on_helpers),
+			 before);
 }
 
 struct queue_load {
@@ -302,7 +305,7 @@ static void *load_queue(void *arg)
 static void test_two_request_queues_at_once(void **state)
 {
 	struct rig *r = *state;
-	uint64_t before = atomic_load(&r->fs.queue_requests[1]);
+	uint64_t before = atomic_load(&r->fs.queues.queue_requests[1]);
 	struct queue_load loads[NRQ];
 	pthread_t threads[NRQ];
 	for (unsigned int k = 0; k < NRQ; k++) {
@@ -313,10 +316,11 @@ static void test_two_request_queues_at_once(void **state)
 	}
 	for (unsigned int k = 0; k < NRQ; k++)
 		pthread_join(threads[k], NULL);
-	assert_int_equal(atomic_load(&r->fs.queue_requests[1]) - before,
+	assert_int_equal(atomic_load(&r->fs.queues.queue_requests[1]) - before,
 			 20 * QSIZE / 2);
-	assert_int_equal(atomic_load(&r->fs.queue_requests[2]), 20 * QSIZE / 2);
-	assert_int_equal(atomic_load(&r->fs.queue_requests[0]), 0);
+	assert_int_equal(atomic_load(&r->fs.queues.queue_requests[2]),
+			 20 * QSIZE / 2);
+	assert_int_equal(atomic_load(&r->fs.queues.queue_requests[0]), 0);
 	/* Each file a batch looks up is one inode, from either queue, beside
 	 * the root. */
 	bool looked_up[NR_FILES] = {false};
@@ -408,7 +412,7 @@ static void test_doorbell_runs_requests_in_place(void **state)
 
 static uint64_t in_place(struct rig *r)
 {
-	return atomic_load(&r->fs.requests_in_place);
+	return atomic_load(&r->fs.queues.requests_in_place);
 }
 
 /* Rings one request on queue 1 and waits for its answer: its header, and
