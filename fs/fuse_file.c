@@ -166,6 +166,28 @@ static int reply_create(struct fuse_req *req, struct inode *dir, int fd,
 	return fuse_reply(req, &out, sizeof(out));
 }
 
+/* Opens the file that already has name in dir with the guest's flags,
+ * unless it lives on a pseudo file system (bound over the name): there
+ * the open itself acts (O_TRUNC empties a tracefs buffer), so the file is
+ * only looked at, through an O_PATH fd, which is then what is opened. */
+static int open_existing(struct fuse_req *req, struct inode *dir,
+			 const char *name, int flags)
+{
+	struct stat st;
+	int path_fd = confine_open_child(dir->fd, name, O_PATH, 0);
+
+	if (path_fd < 0)
+		return path_fd;
+	int err = confine_stat(path_fd, &st);
+	int kind = err ? err : fuse_file_kind(dir->dev, dir->kind, path_fd, &st);
+	int fd = kind < 0 ? kind
+		 : kind == HOST_FS_PSEUDO ? -EACCES
+		 : reopen_regular(req, path_fd, st.st_mode & S_IFMT, flags);
+
+	close(path_fd);
+	return fd;
+}
+
 /* Creates name, or opens it if it exists and the guest did not ask for
  * O_EXCL. Creation is tried first, with O_EXCL, so that we know whether
  * the file is new: only a new file may be given the caller's owner. */
@@ -178,17 +200,7 @@ static int create_or_open(struct fuse_req *req, struct inode *dir,
 	*created = fd >= 0;
 	if (fd != -EEXIST || exclusive)
 		return fd;
-
-	struct stat st;
-	int path_fd = confine_open_child(dir->fd, name, O_PATH, 0);
-
-	if (path_fd < 0)
-		return path_fd;
-	fd = confine_stat(path_fd, &st);
-	if (fd == 0)
-		fd = reopen_regular(req, path_fd, st.st_mode & S_IFMT, flags);
-	close(path_fd);
-	return fd;
+	return open_existing(req, dir, name, flags);
 }
 
 int fuse_create(struct fuse_req *req)

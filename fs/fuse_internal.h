@@ -103,6 +103,14 @@ void fuse_fill_attr(const struct fuse_server *srv, enum host_fs_kind kind,
 /* Seconds the guest may cache names and attributes, by cache mode. */
 uint64_t fuse_cache_timeout(const struct fuse_server *srv);
 
+/* The kind of file system the file open at fd (O_PATH is enough; stat
+ * *st) is on, found in a directory on device dir_dev and of kind dir_kind:
+ * the directory's on the same device (whose fd keeps that file system
+ * mounted, so the number cannot have passed to another since), else its
+ * own, from fstatfs. Returns the kind or -errno. */
+int fuse_file_kind(dev_t dir_dev, enum host_fs_kind dir_kind, int fd,
+		   const struct stat *st);
+
 /* Counts a guest lookup of the file open at fd (O_PATH, taken over, with
  * stat *st), found in a directory on device dir_dev and of kind dir_kind,
  * and fills *entry for the reply. A file on a pseudo file system is shown

@@ -95,13 +95,17 @@ uint64_t fuse_cache_timeout(const struct fuse_server *srv)
 	return 86400;
 }
 
+int fuse_file_kind(dev_t dir_dev, enum host_fs_kind dir_kind, int fd,
+		   const struct stat *st)
+{
+	return st->st_dev == dir_dev ? (int)dir_kind : host_fs_kind(fd);
+}
+
 int fuse_add_entry(struct fuse_server *srv, dev_t dir_dev,
 		   enum host_fs_kind dir_kind, int fd, const struct stat *st,
 		   struct fuse_entry_out *entry)
 {
-	/* Same device, same file system: the directory's fd keeps it mounted,
-	 * so the number cannot have passed to another since. */
-	int kind = st->st_dev == dir_dev ? (int)dir_kind : host_fs_kind(fd);
+	int kind = fuse_file_kind(dir_dev, dir_kind, fd, st);
 	if (kind == HOST_FS_PSEUDO && !S_ISDIR(st->st_mode))
 		kind = -ENOENT;
 	if (kind < 0) {

@@ -162,6 +162,54 @@ static void pseudo_files_are_not_there(void **state)
 	assert_int_equal(fx_release(f, fh), 0);
 }
 
+/* Mounts a hugetlbfs at a scratch folder (outside the share) holding
+ * one 2 MiB file: a pseudo file system whose files O_TRUNC empties, as
+ * it empties a tracefs buffer, but private to the test's namespace. */
+static void mount_hugetlbfs(char *dir, char *file, size_t size)
+{
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(mount("hugetlbfs", dir, "hugetlbfs", 0, NULL), 0);
+	snprintf(file, size, "%s/buffer", dir);
+	int fd = open(file, O_RDWR | O_CREAT | O_EXCL, 0666);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 2 << 20), 0);
+	close(fd);
+}
+
+/* CREATE of a name a pseudo file is bound over opens nothing with the
+ * guest's flags: it is refused from an O_PATH look at the file, before
+ * O_TRUNC could empty it. */
+static void create_never_opens_pseudo_files(void **state)
+{
+	FX_NEEDS_ROOT(); /* hugetlbfs mounts only in the host's namespace */
+	struct fx *f = *state;
+	struct fuse_entry_out e;
+	struct stat st;
+	uint64_t fh;
+	char huge[] = "/tmp/fsvm-huge-XXXXXX", file[64];
+
+	mount_hugetlbfs(huge, file, sizeof(file));
+	fx_write_file(f, "buffer", "plain");
+	assert_int_equal(mount(file, fx_path(f, "buffer"), NULL, MS_BIND, NULL), 0);
+
+	assert_int_equal(fx_create(f, FUSE_ROOT_ID, "buffer", O_WRONLY | O_TRUNC,
+				   0644, &e, &fh), -EACCES);
+	assert_int_equal(stat(file, &st), 0);
+	assert_int_equal(st.st_size, 2 << 20);
+	assert_int_equal(fx_create(f, FUSE_ROOT_ID, "online", O_RDWR | O_TRUNC,
+				   0644, &e, &fh), -EACCES);
+	assert_int_equal(fx_create(f, FUSE_ROOT_ID, "online", O_RDONLY, 0644,
+				   &e, &fh), -EACCES);
+	/* With O_EXCL the name is taken, as on the host. */
+	assert_int_equal(fx_create(f, FUSE_ROOT_ID, "buffer", O_WRONLY | O_EXCL,
+				   0644, &e, &fh), -EEXIST);
+	assert_int_equal(fuse_server_handle_count(f->srv), 0);
+
+	assert_int_equal(umount2(fx_path(f, "buffer"), MNT_DETACH), 0);
+	assert_int_equal(umount2(huge, MNT_DETACH), 0);
+	assert_int_equal(rmdir(huge), 0);
+}
+
 static void kinds_of_host_file_systems(void **state)
 {
 	struct fx *f = *state;
@@ -264,6 +312,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(mount_point_is_sealed, share_setup,
 						share_teardown),
 		cmocka_unit_test_setup_teardown(pseudo_files_are_not_there,
+						share_setup, share_teardown),
+		cmocka_unit_test_setup_teardown(create_never_opens_pseudo_files,
 						share_setup, share_teardown),
 		cmocka_unit_test_setup_teardown(kinds_of_host_file_systems,
 						share_setup, share_teardown),
