@@ -145,13 +145,17 @@ static int reply_create(struct fuse_req *req, struct inode *dir, int fd,
 		if (err && name)
 			fuse_unmake(dir->fd, name, &st);
 	}
-	if (err) {
+	/* The file's own: an existing one may be a mount point of another
+	 * file system than its directory's. */
+	int kind = err ? err : fuse_file_kind(dir->dev, dir->kind, path_fd, &st);
+
+	if (kind < 0) {
 		if (path_fd >= 0)
 			close(path_fd);
 		close(fd);
-		return err;
+		return kind;
 	}
-	err = add_handle(req, fd, writable, dir->kind, &out.open);
+	err = add_handle(req, fd, writable, kind, &out.open);
 	if (err) {
 		close(path_fd);
 		return err;

@@ -306,6 +306,68 @@ static void dax_only_where_mappable(void **state)
 	fx_stop(&f);
 }
 
+/* A CREATE that opens a file bound over its name (a mount point of
+ * another file system) files its handle under that file's kind, not its
+ * directory's: an overlayfs file in a tmpfs folder is not for DAX. */
+static void create_handles_have_their_files_kind(void **state)
+{
+	(void)state;
+	static const struct fuse_dax_ops dax = { .map = dax_map, .unmap = dax_unmap,
+						 .file_grown = dax_file_grown,
+						 .window_size = 1 << 30 };
+	struct fuse_server_config cfg = { .cache = FUSE_CACHE_NONE, .dax = &dax };
+	struct fx f;
+	struct fuse_entry_out e;
+	uint64_t plain_fh, new_fh;
+	char ovl[] = "/tmp/fsvm-ovl-XXXXXX", path[128], opts[512];
+
+	assert_non_null(mkdtemp(ovl));
+	static const char *const layers[] = { "lower", "upper", "work", "merged" };
+	for (size_t i = 0; i < ARRAY_LEN(layers); i++) {
+		snprintf(path, sizeof(path), "%s/%s", ovl, layers[i]);
+		assert_int_equal(mkdir(path, 0755), 0);
+	}
+	snprintf(opts, sizeof(opts), "lowerdir=%s/lower,upperdir=%s/upper,workdir=%s/work",
+		 ovl, ovl, ovl);
+	snprintf(path, sizeof(path), "%s/merged", ovl);
+	assert_int_equal(mount("overlay", path, "overlay", 0, opts), 0);
+	snprintf(path, sizeof(path), "%s/merged/file", ovl);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+
+	assert_int_equal(fx_start(&f, &cfg), 0);
+	assert_int_equal(mkdir(fx_path(&f, "t"), 0755), 0);
+	assert_int_equal(mount("tmpfs", fx_path(&f, "t"), "tmpfs", 0, NULL), 0);
+	fx_write_file(&f, "t/plain", "on tmpfs");
+	assert_int_equal(mount(path, fx_path(&f, "t/plain"), NULL, MS_BIND, NULL), 0);
+	uint64_t t = fx_lookup_id(&f, FUSE_ROOT_ID, "t");
+
+	assert_int_equal(fx_create(&f, t, "plain", O_RDWR, 0644, &e, &plain_fh), 0);
+	assert_false(e.attr.flags & FUSE_ATTR_DAX);
+	assert_int_equal(fx_create(&f, t, "new", O_RDWR, 0644, &e, &new_fh), 0);
+	assert_true(e.attr.flags & FUSE_ATTR_DAX);
+	struct fuse_setupmapping_in in = { .len = 4096,
+					   .flags = FUSE_SETUPMAPPING_FLAG_READ };
+	in.fh = plain_fh;
+	req_begin(FUSE_SETUPMAPPING, FUSE_ROOT_ID);
+	req_add(&in, sizeof(in));
+	assert_int_equal(req_send(&f), -EOPNOTSUPP);
+	in.fh = new_fh;
+	req_begin(FUSE_SETUPMAPPING, FUSE_ROOT_ID);
+	req_add(&in, sizeof(in));
+	assert_int_equal(req_send(&f), 0);
+	assert_int_equal(fx_release(&f, plain_fh), 0);
+	assert_int_equal(fx_release(&f, new_fh), 0);
+
+	assert_int_equal(umount2(fx_path(&f, "t/plain"), MNT_DETACH), 0);
+	assert_int_equal(umount2(fx_path(&f, "t"), MNT_DETACH), 0);
+	fx_stop(&f);
+	snprintf(path, sizeof(path), "%s/merged", ovl);
+	assert_int_equal(umount2(path, MNT_DETACH), 0);
+	nftw(ovl, fx_rm, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -318,6 +380,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(kinds_of_host_file_systems,
 						share_setup, share_teardown),
 		cmocka_unit_test(dax_only_where_mappable),
+		cmocka_unit_test(create_handles_have_their_files_kind),
 	};
 
 	return cmocka_run_group_tests(tests, private_mounts, NULL);
