@@ -187,6 +187,30 @@ static struct timespec setattr_time(uint32_t valid, uint32_t set, uint32_t now,
 	return (struct timespec){ .tv_sec = (time_t)sec, .tv_nsec = nsec };
 }
 
+/* The mode SETATTR asks for, less set-ID bits for a fallback owner or
+ * group: the file's now, which it keeps until the chown that may follow,
+ * and that chown's. A chown alone needs nothing: the host's own takes
+ * set-user-ID and group-executable set-group-ID from all but directories. */
+static int setattr_mode(struct fuse_req *req, const struct inode *inode,
+			const struct fuse_setattr_in *in, mode_t *mode)
+{
+	struct stat st;
+
+	*mode = in->mode & 07777;
+	if (!(*mode & (S_ISUID | S_ISGID)))
+		return 0;
+	int err = confine_stat(inode->fd, &st);
+
+	if (err)
+		return err;
+	*mode = fuse_drop_fallback_setid(req->srv, inode->type, *mode,
+					 st.st_uid, st.st_gid);
+	*mode = fuse_drop_fallback_setid(req->srv, inode->type, *mode,
+					 in->valid & FATTR_UID ? in->uid : st.st_uid,
+					 in->valid & FATTR_GID ? in->gid : st.st_gid);
+	return 0;
+}
+
 /* In the order the kernel's own setattr works: mode, owner, size, times.
  * ctime follows from the others; lock_owner matters to no host call. */
 static int apply_setattr(struct fuse_req *req, struct inode *inode,
@@ -195,11 +219,16 @@ static int apply_setattr(struct fuse_req *req, struct inode *inode,
 	int err;
 
 	if (in->valid & FATTR_MODE) {
+		mode_t mode;
+
 		/* Linux has no symlink permissions to change. */
 		if (inode->type == S_IFLNK)
 			return -EOPNOTSUPP;
+		err = setattr_mode(req, inode, in, &mode);
+		if (err)
+			return err;
 		if (fchmodat(req->srv->proc_fd, confine_fd_name(inode->fd).s,
-			     in->mode & 07777, 0))
+			     mode, 0))
 			return -errno;
 	}
 	if (in->valid & (FATTR_UID | FATTR_GID)) {

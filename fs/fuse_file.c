@@ -199,7 +199,8 @@ static int create_or_open(struct fuse_req *req, struct inode *dir,
 			  const char *name, int flags, mode_t mode, bool exclusive,
 			  bool *created)
 {
-	int fd = confine_open_child(dir->fd, name, flags | O_CREAT | O_EXCL, mode);
+	int fd = confine_open_child(dir->fd, name, flags | O_CREAT | O_EXCL,
+				    fuse_mode_to_make(mode));
 
 	*created = fd >= 0;
 	if (fd != -EEXIST || exclusive)
@@ -243,7 +244,7 @@ int fuse_tmpfile(struct fuse_req *req)
 	mode_t mode = in->mode & ~in->umask & 07777;
 	int fd = confine_open_child(dir->fd, ".",
 				    host_open_flags(req->srv, in->flags) | O_TMPFILE,
-				    mode);
+				    fuse_mode_to_make(mode));
 
 	if (fd < 0)
 		err = fd;

@@ -45,6 +45,7 @@ struct fuse_server {
 	bool writeback;
 	bool devices;
 	const struct fuse_dax_ops *dax;
+	struct fuse_fallback_id fallback_uid, fallback_gid;
 	int proc_fd;    /* /proc/self/fd, to reopen O_PATH fds */
 	struct inode_table inodes;
 	struct handle_table handles;
@@ -126,9 +127,24 @@ struct handle *fuse_handle(struct fuse_req *req, uint64_t fh);
 void fuse_put_inode(struct fuse_req *req, struct inode *inode);
 void fuse_put_handle(struct fuse_req *req, struct handle *h);
 
+/* mode (permission bits) without the set-ID bits a file of this type
+ * (S_IFMT bits), owner and group may not have: set-user-ID for a fallback
+ * owner, set-group-ID for a fallback group, on anything but a directory. */
+mode_t fuse_drop_fallback_setid(const struct fuse_server *srv, mode_t type,
+				mode_t mode, uid_t owner, gid_t group);
+
+/* The mode to make a file the guest asked for with: no set-ID bits until
+ * fuse_adopt_new knows its owner and group and puts back those it may
+ * keep, so it is never set-ID for an id the user did not map. */
+static inline mode_t fuse_mode_to_make(mode_t mode)
+{
+	return mode & ~(mode_t)(S_ISUID | S_ISGID);
+}
+
 /* Gives a file the guest just created the caller's owner and the mode the
- * guest asked for, as the guest's own kernel would have. parent_fd is the
- * directory it was created in, fd names the file (O_PATH or open). *st is
+ * guest asked for, as the guest's own kernel would have, less the set-ID
+ * bits fuse_drop_fallback_setid takes. parent_fd is the directory it was
+ * created in, fd names the file (O_PATH or open). *st is
  * its stat, refreshed if anything changed. Returns 0, -EOVERFLOW when the
  * caller's ids have no host ids, or another -errno: then the caller
  * removes the new file again (fuse_unmake). */

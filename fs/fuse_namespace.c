@@ -76,7 +76,8 @@ int fuse_mknod(struct fuse_req *req)
 		return err;
 	mode_t mode = in->mode & ~in->umask & 07777;
 
-	if (mknodat(dir->fd, name, (in->mode & S_IFMT) | mode, decode_rdev(in->rdev)))
+	if (mknodat(dir->fd, name, (in->mode & S_IFMT) | fuse_mode_to_make(mode),
+		    decode_rdev(in->rdev)))
 		err = -errno;
 	else
 		err = reply_created(req, dir, name, mode);

@@ -156,12 +156,33 @@ void fuse_unmake(int dir_fd, const char *name, const struct stat *st)
 		unlinkat(dir_fd, name, S_ISDIR(now.st_mode) ? AT_REMOVEDIR : 0);
 }
 
+static bool is_fallback(const struct fuse_fallback_id *fallback, uint32_t id)
+{
+	return fallback->set && (id == fallback->guest || id == fallback->host);
+}
+
+mode_t fuse_drop_fallback_setid(const struct fuse_server *srv, mode_t type,
+				mode_t mode, uid_t owner, gid_t group)
+{
+	/* A directory's set-group-ID only passes its group on to new files,
+	 * each of which comes through here; neither bit runs anything. */
+	if (type == S_IFDIR)
+		return mode;
+	if (is_fallback(&srv->fallback_uid, owner))
+		mode &= ~S_ISUID;
+	if (is_fallback(&srv->fallback_gid, group))
+		mode &= ~S_ISGID;
+	return mode;
+}
+
 int fuse_adopt_new(struct fuse_req *req, int parent_fd, int fd, mode_t mode,
 		   struct stat *st)
 {
 	struct stat parent;
 	uid_t uid = req->hdr.uid;
 	gid_t gid = req->hdr.gid;
+	uid_t owner = st->st_uid;
+	gid_t group = st->st_gid;
 	mode_t want = mode & 07777;
 	bool changed = false;
 	int err = confine_stat(parent_fd, &parent);
@@ -179,15 +200,20 @@ int fuse_adopt_new(struct fuse_req *req, int parent_fd, int fd, mode_t mode,
 	 * caller's; a guest id with no host id (EINVAL) owns nothing here;
 	 * and an fsvm without either (EPERM) owns all it makes. */
 	if (st->st_uid != uid || st->st_gid != gid) {
-		if (!fchownat(fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW))
+		if (!fchownat(fd, "", uid, gid, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW)) {
 			changed = true;
-		else if (errno == EINVAL)
+			owner = uid;
+			group = gid;
+		} else if (errno == EINVAL) {
 			return -EOVERFLOW;
-		else if (errno != EPERM)
+		} else if (errno != EPERM) {
 			return -errno;
+		}
 	}
-	/* The host's umask may have taken permission bits, and the chown
-	 * above the set-ID bits: put back what the guest asked for. */
+	want = fuse_drop_fallback_setid(req->srv, st->st_mode & S_IFMT, want,
+					owner, group);
+	/* The host's umask may have taken permission bits, and the file was
+	 * made without set-ID bits: put back what the guest may have. */
 	if (!S_ISLNK(st->st_mode) &&
 	    ((st->st_mode & 0777) != (want & 0777) || (want & 07000))) {
 		if (fchmodat(req->srv->proc_fd, confine_fd_name(fd).s, want, 0))

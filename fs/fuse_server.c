@@ -129,6 +129,8 @@ int fuse_server_create(const struct fuse_server_config *cfg,
 		.writeback = cfg->writeback && cfg->cache != FUSE_CACHE_NONE,
 		.devices = cfg->devices,
 		.dax = cfg->dax,
+		.fallback_uid = cfg->fallback_uid,
+		.fallback_gid = cfg->fallback_gid,
 		.proc_fd = open("/proc/self/fd", O_PATH | O_DIRECTORY | O_CLOEXEC),
 	};
 	/* The configured root is the host's choice, so it may follow

@@ -29,6 +29,16 @@ struct fuse_dax_ops {
 	void *opaque;
 };
 
+/* A guest id the user did not map (no --uid-map or --gid-map, and no
+ * $SUDO_UID for an fsvm started as root): the host identity fsvm fell back
+ * to for it, nobody, is no one the user chose. fsvm sees that identity's
+ * files owned by guest inside its user namespace, by host without one. */
+struct fuse_fallback_id {
+	bool set;
+	uint32_t guest;
+	uint32_t host;
+};
+
 struct fuse_server_config {
 	const char *root;  /* host folder shared with the guest */
 	bool readonly;     /* every write fails with EROFS */
@@ -41,6 +51,10 @@ struct fuse_server_config {
 	unsigned int max_inodes;
 	unsigned int max_handles;
 	const struct fuse_dax_ops *dax;
+	/* No file of the fallback owner is left set-user-ID, none of the
+	 * fallback group set-group-ID: anyone on the host could run it as
+	 * an identity shared with others that the guest was never given. */
+	struct fuse_fallback_id fallback_uid, fallback_gid;
 };
 
 #define FUSE_DEFAULT_MAX_INODES 65536

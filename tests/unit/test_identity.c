@@ -220,6 +220,59 @@ static void guest_ids_without_host_ids_own_nothing(void **state)
 	assert_int_equal(lstat(path, &st), -1);
 }
 
+/* Started as root without $SUDO_UID, guest root is host nobody, and the
+ * share is told that identity is a fallback: what guest root makes is
+ * never set-ID, nor is its file after a SETATTR whose chown (to a guest id
+ * without a host id) fails after its chmod. */
+static void fuse_setid_as_fallback(void *arg)
+{
+	(void)arg;
+	struct fsvm_config cfg = { .command = CLI_RUN };
+	struct fuse_server_config scfg = {
+		.cache = FUSE_CACHE_AUTO, .root = scratch,
+		.fallback_uid = { .set = true, .guest = 0, .host = 65534 },
+		.fallback_gid = { .set = true, .guest = 0, .host = 65534 },
+	};
+	struct identity id;
+	const char *why = NULL;
+	struct fx f = { .unique = 0 };
+	struct fuse_entry_out e;
+
+	CHILD_CHECK(identity_plan(&cfg, &id, &why) == 0);
+	CHILD_CHECK(identity_assume(&id, &why) == 0);
+	snprintf(f.root, sizeof(f.root), "%s", scratch);
+	CHILD_CHECK(fuse_server_create(&scfg, &f.srv) == 0);
+	CHILD_CHECK(fx_init(&f, 38, FX_GUEST_FLAGS, FX_GUEST_FLAGS2, NULL) == 0);
+
+	struct fuse_mknod_in mk = { .mode = S_IFREG | 06755 };
+	req_begin(FUSE_MKNOD, FUSE_ROOT_ID);
+	req_add(&mk, sizeof(mk));
+	req_str("set-id-by-root");
+	CHILD_CHECK(req_send(&f) == 0);
+	memcpy(&e, fx_reply, sizeof(e));
+	CHILD_CHECK(e.attr.mode == (S_IFREG | 0755));
+	struct fuse_setattr_in sa = { .valid = FATTR_MODE | FATTR_UID,
+				      .mode = S_IFREG | 04755, .uid = 4242 };
+	req_begin(FUSE_SETATTR, e.nodeid);
+	req_add(&sa, sizeof(sa));
+	CHILD_CHECK(req_send(&f) == -EINVAL);
+	fuse_server_destroy(f.srv);
+}
+
+static void guest_root_as_nobody_makes_no_set_id_files(void **state)
+{
+	(void)state;
+	FX_NEEDS_ROOT(); /* else guest root is the caller, no fallback */
+	char path[128];
+	struct stat st;
+
+	assert_int_equal(in_child(fuse_setid_as_fallback, NULL), 0);
+	snprintf(path, sizeof(path), "%s/set-id-by-root", scratch);
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_uid, 65534);
+	assert_int_equal(st.st_mode & 07777, 0755);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -227,6 +280,7 @@ int main(void)
 		cmocka_unit_test(root_maps_many_ids),
 		cmocka_unit_test(plans_that_cannot_be),
 		cmocka_unit_test(guest_ids_without_host_ids_own_nothing),
+		cmocka_unit_test(guest_root_as_nobody_makes_no_set_id_files),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
