@@ -35,7 +35,10 @@ struct move {
 	char path[PATH_MAX + 16]; /* inside the jail */
 };
 
-struct plan {
+struct jail {
+	const struct jail_share *shares;
+	unsigned int n;
+	bool copied; /* covers planned and trees copied, by jail_prepare */
 	int trees[JAIL_MAX_SHARES]; /* detached copies of the shares' mounts */
 	int proc_fd_tree;           /* a detached bind of /proc/self/fd */
 	struct cover covers[JAIL_MAX_COVERS];
@@ -90,7 +93,7 @@ static void unescape(char *s)
 	*out = '\0';
 }
 
-static bool covered(const struct plan *p, unsigned int share, const char *rel)
+static bool covered(const struct jail *p, unsigned int share, const char *rel)
 {
 	for (unsigned int i = 0; i < p->nr_covers; i++)
 		if (p->covers[i].share == share && below(rel, p->covers[i].rel))
@@ -101,7 +104,7 @@ static bool covered(const struct plan *p, unsigned int share, const char *rel)
 /* fsvm never serves the host's pseudo file systems, but a bind of a share
  * holds those mounted inside it: they are covered in the jail, so that
  * nothing there reaches /proc/PID/root or the host's devices. */
-static int plan_covers(struct plan *p, const struct jail_share *shares,
+static int plan_covers(struct jail *p, const struct jail_share *shares,
 		       unsigned int n)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
@@ -145,11 +148,14 @@ static int plan_covers(struct plan *p, const struct jail_share *shares,
  * /proc/self/fd) is on the host's mounts, where ".." climbs out of the
  * share: each is reopened on the jail's mounts. One the shares do not
  * hold was inherited, not opened by fsvm, and is closed. */
-static int plan_moves(struct plan *p, const struct jail_share *shares,
+static int plan_moves(struct jail *p, const struct jail_share *shares,
 		      unsigned int n, const int *own, unsigned int nr_own)
 {
-	char proc_fd[64];
-	snprintf(proc_fd, sizeof(proc_fd), "/proc/%d/fd", (int)getpid());
+	/* /proc/self/fd is told by its inode: its path, read from an fd
+	 * opened in another mount namespace, may not be whole. */
+	struct stat proc_fd;
+	if (stat("/proc/self/fd", &proc_fd))
+		return -errno;
 	DIR *d = opendir("/proc/self/fd");
 	if (!d)
 		return -errno;
@@ -178,7 +184,7 @@ static int plan_moves(struct plan *p, const struct jail_share *shares,
 		struct move *m = &p->moves[p->nr_moves];
 		const char *rel = NULL;
 		int share = share_of(shares, n, target, &rel);
-		if (!strcmp(target, proc_fd))
+		if (st.st_dev == proc_fd.st_dev && st.st_ino == proc_fd.st_ino)
 			snprintf(m->path, sizeof(m->path), "/proc/self/fd");
 		else if (share >= 0)
 			snprintf(m->path, sizeof(m->path), JAIL_SHARE_FMT "/%s",
@@ -229,7 +235,7 @@ static int new_tmpfs(const char *size, unsigned int attrs)
  * taken before anything covers the host's tree. fsvm itself never runs,
  * maps as code or opens as a device anything of a share's: its guest
  * does, through its own kernel. */
-static int copy_trees(struct plan *p, const struct jail_share *shares,
+static int copy_trees(struct jail *p, const struct jail_share *shares,
 		      unsigned int n)
 {
 	for (unsigned int i = 0; i < n; i++) {
@@ -238,13 +244,23 @@ static int copy_trees(struct plan *p, const struct jail_share *shares,
 						AT_RECURSIVE);
 		if (p->trees[i] < 0)
 			return -errno;
+		/* Private: a copy made in the host's namespace would else stay
+		 * a peer of its mounts, and the covers would reach the host. */
 		struct mount_attr attr = {
 			.attr_set = NO_HOST_POWERS |
-				    (shares[i].readonly ? MOUNT_ATTR_RDONLY : 0)};
+				    (shares[i].readonly ? MOUNT_ATTR_RDONLY : 0),
+			.propagation = MS_PRIVATE};
 		if (mount_setattr(p->trees[i], "", AT_EMPTY_PATH | AT_RECURSIVE,
 				  &attr, sizeof(attr)))
 			return -errno;
 	}
+	return 0;
+}
+
+/* Taken once fsvm has its guest's ids: one taken before is of no use
+ * after them (its fds do not show). */
+static int copy_proc_fd(struct jail *p)
+{
 	p->proc_fd_tree = open_tree(AT_FDCWD, "/proc/self/fd",
 				    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 	return p->proc_fd_tree < 0 ? -errno : 0;
@@ -278,7 +294,7 @@ static int empty_file(int root)
 }
 
 /* The jail's tree, built on a new tmpfs mounted over "/". */
-static int build(struct plan *p, unsigned int n, int root)
+static int build(struct jail *p, unsigned int n, int root)
 {
 	char path[64];
 	if (mkdirat(root, "shares", 0555) || mkdirat(root, "proc", 0555) ||
@@ -318,7 +334,7 @@ static int build(struct plan *p, unsigned int n, int root)
 
 /* After pivot_root: each planned fd, reopened on the jail's mounts, must
  * be the same directory, and takes the old one's number. */
-static int move_fds(const struct plan *p)
+static int move_fds(const struct jail *p)
 {
 	for (unsigned int i = 0; i < p->nr_moves; i++) {
 		const struct move *m = &p->moves[i];
@@ -338,20 +354,34 @@ static int move_fds(const struct plan *p)
 	return 0;
 }
 
-static void close_plan(struct plan *p, unsigned int n)
+static void close_trees(struct jail *p)
 {
-	for (unsigned int i = 0; i < n; i++)
+	for (unsigned int i = 0; i < p->n; i++)
 		if (p->trees[i] >= 0)
 			close(p->trees[i]);
 	if (p->proc_fd_tree >= 0)
 		close(p->proc_fd_tree);
-	free(p);
+	for (unsigned int i = 0; i < p->n; i++)
+		p->trees[i] = -1;
+	p->proc_fd_tree = -1;
 }
 
-static int enter(struct plan *p, const struct jail_share *shares,
-		 unsigned int n, bool *unavailable, const char **why)
+/* What may reach the host's tree by path: the covers' mount points and
+ * the shares' folders. */
+static int copy_shares(struct jail *p, const char **why)
 {
 	int err;
+	*why = "cannot list the file systems mounted inside the shares";
+	if ((err = plan_covers(p, p->shares, p->n)))
+		return err;
+	*why = "cannot copy the shares' mounts";
+	return copy_trees(p, p->shares, p->n);
+}
+
+static int enter(struct jail *p, bool *unavailable, const char **why)
+{
+	int err;
+	unsigned int n = p->n;
 	*why = "cannot make a mount namespace";
 	if (unshare(CLONE_NEWNS)) {
 		*unavailable = true;
@@ -361,17 +391,15 @@ static int enter(struct plan *p, const struct jail_share *shares,
 	*why = "cannot make its mounts private";
 	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
 		return -errno;
-	*why = "cannot list the file systems mounted inside the shares";
-	if ((err = plan_covers(p, shares, n)))
+	if (!p->copied && (err = copy_shares(p, why)))
 		return err;
-	*why = "cannot copy the shares' mounts";
-	if ((err = copy_trees(p, shares, n)))
+	if ((err = copy_proc_fd(p)))
 		return err;
 	int own[JAIL_MAX_SHARES + 1];
 	memcpy(own, p->trees, n * sizeof(own[0]));
 	own[n] = p->proc_fd_tree;
 	*why = "cannot list the open directories";
-	if ((err = plan_moves(p, shares, n, own, n + 1)))
+	if ((err = plan_moves(p, p->shares, n, own, n + 1)))
 		return err;
 	*why = "cannot make its root";
 	int root = new_tmpfs("16k", NO_HOST_POWERS);
@@ -398,23 +426,51 @@ static int enter(struct plan *p, const struct jail_share *shares,
 	return err;
 }
 
-int jail_enter(const struct jail_share *shares, unsigned int n,
-	       bool *unavailable, const char **why)
+int jail_prepare(const struct jail_share *shares, unsigned int n,
+		 struct jail **jail, const char **why)
 {
-	*unavailable = false;
+	*jail = NULL;
 	if (n > JAIL_MAX_SHARES) {
 		*why = "too many shares";
 		return -E2BIG;
 	}
-	struct plan *p = calloc(1, sizeof(*p));
+	struct jail *p = calloc(1, sizeof(*p));
 	if (!p) {
 		*why = "out of memory";
 		return -ENOMEM;
 	}
+	p->shares = shares;
+	p->n = n;
 	for (unsigned int i = 0; i < n; i++)
 		p->trees[i] = -1;
 	p->proc_fd_tree = -1;
-	int err = enter(p, shares, n, unavailable, why);
-	close_plan(p, n);
-	return err;
+	/* Copying mounts here needs root; a user's fsvm copies them in its
+	 * own namespace, as itself still (its ids are mapped there). */
+	int err = copy_shares(p, why);
+	if (err == -EPERM) {
+		close_trees(p);
+		p->nr_covers = 0;
+		err = 0;
+	} else if (err) {
+		jail_free(p);
+		return err;
+	} else {
+		p->copied = true;
+	}
+	*jail = p;
+	return 0;
+}
+
+int jail_enter(struct jail *jail, bool *unavailable, const char **why)
+{
+	*unavailable = false;
+	return enter(jail, unavailable, why);
+}
+
+void jail_free(struct jail *jail)
+{
+	if (!jail)
+		return;
+	close_trees(jail);
+	free(jail);
 }

@@ -37,6 +37,8 @@ struct run {
 	struct virtio_fs_options fs_options; /* the shares, for the machine */
 	struct machine machine;
 	struct identity identity;
+	struct jail_share jail_shares[SHARES_MAX];
+	struct jail *jail;
 	struct kernel_modules modules;
 	struct fsvm_config cfg_copy; /* cfg, with the modules' share added */
 	char modules_guest[PATH_MAX];
@@ -251,19 +253,27 @@ static int find_modules(struct run *r, const struct fsvm_config **cfg)
 	return 0;
 }
 
+/* The jail is planned while fsvm is still itself: the guest's ids may
+ * not reach the shares by path. */
+static int plan_jail(struct run *r, const char **why)
+{
+	for (unsigned int i = 0; i < r->shares.nr; i++)
+		r->jail_shares[i] = (struct jail_share){
+			.host = r->shares.host[i],
+			.readonly = r->shares.specs[i].fuse.readonly};
+	return jail_prepare(r->jail_shares, r->shares.nr, &r->jail, why);
+}
+
 /* Set-up is done with the host: from here on fsvm reaches only its
  * shares, with the capabilities its file server needs. */
 static int shut_in(struct run *r, const char **why)
 {
-	struct jail_share jail[SHARES_MAX];
 	bool mknod = false, unavailable;
-	for (unsigned int i = 0; i < r->shares.nr; i++) {
-		const struct fuse_server_config *fuse = &r->shares.specs[i].fuse;
-		jail[i] = (struct jail_share){.host = r->shares.host[i],
-					      .readonly = fuse->readonly};
-		mknod = mknod || fuse->devices;
-	}
-	int err = jail_enter(jail, r->shares.nr, &unavailable, why);
+	for (unsigned int i = 0; i < r->shares.nr; i++)
+		mknod = mknod || r->shares.specs[i].fuse.devices;
+	int err = jail_enter(r->jail, &unavailable, why);
+	jail_free(r->jail);
+	r->jail = NULL;
 	if (err && unavailable) {
 		log_warning("no jail (%s: %s): code that took fsvm over could reach all your files",
 			    *why, strerror(-err));
@@ -326,6 +336,8 @@ int fsvm_run(const struct fsvm_config *cfg, struct run_summary *sum)
 		return EXIT_VMM_ERROR;
 	if ((err = board_boot(&r->board, cfg->cmdline, cfg->verbose, &why)))
 		return fail("boot", why, err);
+	if ((err = plan_jail(r, &why)))
+		return fail("jail", why, err);
 	/* Every host resource is ours now: the guest's ids take over. */
 	if ((err = identity_assume(&r->identity, &why)))
 		return fail("identity", why, err);
