@@ -69,6 +69,12 @@ int identity_plan(const struct fsvm_config *cfg, struct identity *id,
 	id->uid[0] = (struct cli_id_map){.guest = guest_uid, .host = uid, .count = 1};
 	id->gid[0] = (struct cli_id_map){.guest = guest_gid, .host = gid, .count = 1};
 	id->nr_uid = id->nr_gid = 1;
+	if (uid == NOBODY_ID && geteuid() == 0 && !cfg->nr_uid_maps)
+		id->fallback_uid = (struct fuse_fallback_id){
+			.set = true, .guest = guest_uid, .host = uid};
+	if (gid == NOBODY_ID && geteuid() == 0 && !cfg->nr_gid_maps)
+		id->fallback_gid = (struct fuse_fallback_id){
+			.set = true, .guest = guest_gid, .host = gid};
 	if (cfg->user)
 		return 0;
 	if (cfg->nr_uid_maps) {

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 
+#include "fs/fuse_server.h"
 #include "vmm/cli.h"
 
 struct identity {
@@ -18,6 +19,9 @@ struct identity {
 	unsigned int nr_uid;
 	struct cli_id_map gid[CLI_MAX_ID_MAPS];
 	unsigned int nr_gid;
+	/* Guest root's (--user: the user's) uid and gid fell back to
+	 * nobody, whom the user did not name (root without $SUDO_UID). */
+	struct fuse_fallback_id fallback_uid, fallback_gid;
 };
 
 /* The maps from the configuration, or the default: guest root is the

@@ -319,6 +319,11 @@ int fsvm_run(const struct fsvm_config *cfg, struct run_summary *sum)
 		return fail("console", "cannot set up", err);
 	if (find_modules(r, &cfg) || shares_plan(&r->shares, cfg))
 		return EXIT_VMM_ERROR;
+	/* Nobody, if guest root fell back to it, gets no set-id files. */
+	for (unsigned int i = 0; i < r->shares.nr; i++) {
+		r->shares.specs[i].fuse.fallback_uid = r->identity.fallback_uid;
+		r->shares.specs[i].fuse.fallback_gid = r->identity.fallback_gid;
+	}
 	r->fs_options = (struct virtio_fs_options){.shares = r->shares.specs,
 						   .nr_shares = r->shares.nr};
 	r->machine = (struct machine){

@@ -230,15 +230,21 @@ static void fuse_setid_as_fallback(void *arg)
 	struct fsvm_config cfg = { .command = CLI_RUN };
 	struct fuse_server_config scfg = {
 		.cache = FUSE_CACHE_AUTO, .root = scratch,
-		.fallback_uid = { .set = true, .guest = 0, .host = 65534 },
-		.fallback_gid = { .set = true, .guest = 0, .host = 65534 },
 	};
 	struct identity id;
 	const char *why = NULL;
 	struct fx f = { .unique = 0 };
 	struct fuse_entry_out e;
 
+	/* As fsvm does: the fallback is the plan's. */
+	unsetenv("SUDO_UID");
+	unsetenv("SUDO_GID");
 	CHILD_CHECK(identity_plan(&cfg, &id, &why) == 0);
+	CHILD_CHECK(id.fallback_uid.set && id.fallback_uid.guest == 0 &&
+		    id.fallback_uid.host == 65534);
+	CHILD_CHECK(id.fallback_gid.set && id.fallback_gid.host == 65534);
+	scfg.fallback_uid = id.fallback_uid;
+	scfg.fallback_gid = id.fallback_gid;
 	CHILD_CHECK(identity_assume(&id, &why) == 0);
 	snprintf(f.root, sizeof(f.root), "%s", scratch);
 	CHILD_CHECK(fuse_server_create(&scfg, &f.srv) == 0);
@@ -257,6 +263,28 @@ static void fuse_setid_as_fallback(void *arg)
 	req_add(&sa, sizeof(sa));
 	CHILD_CHECK(req_send(&f) == -EINVAL);
 	fuse_server_destroy(f.srv);
+}
+
+/* Nobody is a fallback only where the user named no one. */
+static void named_ids_are_no_fallback(void **state)
+{
+	(void)state;
+	FX_NEEDS_ROOT(); /* else guest root is the caller, no fallback */
+	struct fsvm_config cfg = { .command = CLI_RUN };
+	struct identity id;
+	const char *why = NULL;
+
+	setenv("SUDO_UID", "4242", 1);
+	setenv("SUDO_GID", "4242", 1);
+	assert_int_equal(identity_plan(&cfg, &id, &why), 0);
+	assert_false(id.fallback_uid.set || id.fallback_gid.set);
+	unsetenv("SUDO_UID");
+	unsetenv("SUDO_GID");
+	cfg.uid_map[0] = (struct cli_id_map){ .guest = 0, .host = 65534, .count = 1 };
+	cfg.nr_uid_maps = 1;
+	assert_int_equal(identity_plan(&cfg, &id, &why), 0);
+	assert_false(id.fallback_uid.set);
+	assert_true(id.fallback_gid.set); /* no --gid-map: still nobody */
 }
 
 static void guest_root_as_nobody_makes_no_set_id_files(void **state)
@@ -280,6 +308,7 @@ int main(void)
 		cmocka_unit_test(root_maps_many_ids),
 		cmocka_unit_test(plans_that_cannot_be),
 		cmocka_unit_test(guest_ids_without_host_ids_own_nothing),
+		cmocka_unit_test(named_ids_are_no_fallback),
 		cmocka_unit_test(guest_root_as_nobody_makes_no_set_id_files),
 	};
 
