@@ -63,12 +63,13 @@ expect_status() {
 }
 
 # run_fsvm ARGS...: runs fsvm as the test user, leaving $out, $err and $rc.
-# A guest or fsvm that failed (125) leaves its last words in the test's log:
-# run-all runs a test again when they name the lab's CPU fault.
+# A guest or fsvm that failed (125) or timed out (124: with where its vCPUs
+# waited) leaves its last words in the test's log: run-all runs a test again
+# when they name the lab's CPU fault, and shows where a stuck guest was.
 run_fsvm() {
 	"$FSVM" "$@" >"$TMP/out" 2>"$TMP/err"
 	rc=$?
-	[ "$rc" != 125 ] || tail -n 20 "$TMP/err" >&2
+	case $rc in 124 | 125) tail -n 20 "$TMP/err" >&2 ;; esac
 	out=$(cat "$TMP/out")
 	err=$(cat "$TMP/err")
 }
