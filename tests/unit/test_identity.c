@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 
 #include "tests/unit/test_fuse_helpers.h"
+#include "tests/unit/child.h"
 #include "vmm/identity.h"
 
 /* Where the children make files: everyone may write there. */
@@ -29,30 +30,6 @@ static int group_teardown(void **state)
 
 /* Runs fn in a child (cmocka's asserts there end the child with status
  * 1); returns the child's exit status. */
-static int in_child(void (*fn)(void *), void *arg)
-{
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		fn(arg);
-		_exit(0);
-	}
-	int st;
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-/* Dies with status 1 if cond is false (cmocka's asserts must not be
- * used in a child: they jump back into the parent's test). */
-#define CHILD_CHECK(cond)                                                      \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			fprintf(stderr, "child: %s:%d: %s\n", __FILE__,        \
-				__LINE__, #cond);                              \
-			_exit(1);                                              \
-		}                                                              \
-	} while (0)
-
 static uint32_t expected_root_uid(void)
 {
 	return geteuid() ? geteuid() : 65534; /* no SUDO_UID in the tests */

@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 
 #include "tests/unit/test_fuse_helpers.h"
+#include "tests/unit/child.h"
 #include "vmm/capabilities.h"
 #include "vmm/identity.h"
 #include "vmm/jail.h"
@@ -64,28 +65,6 @@ static int group_teardown(void **state)
 	return 0;
 }
 
-#define CHILD_CHECK(cond)                                                      \
-	do {                                                                   \
-		if (!(cond)) {                                                 \
-			fprintf(stderr, "child: %s:%d: %s (%s)\n", __FILE__,   \
-				__LINE__, #cond, strerror(errno));             \
-			_exit(1);                                              \
-		}                                                              \
-	} while (0)
-
-static int in_child(void (*fn)(void))
-{
-	pid_t pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		fn();
-		_exit(0);
-	}
-	int st;
-	assert_int_equal(waitpid(pid, &st, 0), pid);
-	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
 /* What fsvm does before it locks itself in: takes the guest's identity
  * (a user namespace of its own: no root needed to run this test). */
 static void take_identity(void)
@@ -114,8 +93,9 @@ static bool same_dir(int fd, const char *path)
 	       a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-static void jailed(void)
+static void jailed(void *arg)
 {
+	(void)arg;
 	/* fsvm plans its jail before it takes the guest's ids: as root those
 	 * may not reach the shares by path, and the test makes it so. */
 	bool root = geteuid() == 0;
@@ -220,15 +200,16 @@ static void jailed(void)
 static void test_jail_holds_only_the_shares(void **state)
 {
 	(void)state;
-	int rc = in_child(jailed);
+	int rc = in_child(jailed, NULL);
 	assert_int_equal(chmod(scratch, 0755), 0);
 	assert_int_equal(rc, 0);
 }
 
 /* The shares may be / itself (a kernel developer's default): the host's
  * /proc, /sys and /dev in it are covered. */
-static void jailed_host_root(void)
+static void jailed_host_root(void *arg)
 {
+	(void)arg;
 	take_identity();
 	int root_fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
 	CHILD_CHECK(root_fd >= 0);
@@ -254,11 +235,12 @@ static void jailed_host_root(void)
 static void test_jail_covers_the_hosts_own_state(void **state)
 {
 	(void)state;
-	assert_int_equal(in_child(jailed_host_root), 0);
+	assert_int_equal(in_child(jailed_host_root, NULL), 0);
 }
 
-static void dropped(void)
+static void dropped(void *arg)
 {
+	(void)arg;
 	take_identity();
 	CHILD_CHECK(capabilities_drop(false) == 0);
 	CHILD_CHECK(capng_get_caps_process() == 0);
@@ -277,7 +259,7 @@ static void dropped(void)
 static void test_capabilities_are_the_file_servers(void **state)
 {
 	(void)state;
-	assert_int_equal(in_child(dropped), 0);
+	assert_int_equal(in_child(dropped, NULL), 0);
 }
 
 int main(void)
