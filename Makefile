@@ -255,7 +255,8 @@ integration: fsvm guest guest-microvm guest-modular
 
 check: deps
 	@$(MAKE) --no-print-directory test
-	@$(MAKE) --no-print-directory integration $(UNIT_KVM_BINS) $(FUZZ_KVM_BINS) \
+	@$(MAKE) --no-print-directory $(UNIT_KVM_BINS) $(FUZZ_KVM_BINS)
+	@$(MAKE) --no-print-directory integration \
 		INTEGRATION_KVM="$(addprefix --unit ,$(UNIT_KVM_BINS)) $(addprefix --fuzz ,$(FUZZ_KVM_BINS))"
 
 run: deps
