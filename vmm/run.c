@@ -24,6 +24,7 @@
 #include "vmm/guest_load.h"
 #include "vmm/identity.h"
 #include "vmm/jail.h"
+#include "vmm/landlock.h"
 #include "vmm/kernel_modules.h"
 #include "vmm/seccomp.h"
 #include "vmm/shares.h"
@@ -264,6 +265,22 @@ static int plan_jail(struct run *r, const char **why)
 	return jail_prepare(r->jail_shares, r->shares.nr, &r->jail, why);
 }
 
+/* Landlock over the shares, where fsvm reaches them now. */
+static int wall_in(struct run *r, bool jailed, const char **why)
+{
+	struct landlock_share walls[SHARES_MAX];
+	char paths[SHARES_MAX][32];
+	for (unsigned int i = 0; i < r->shares.nr; i++) {
+		snprintf(paths[i], sizeof(paths[i]), JAIL_SHARE_FMT, i);
+		const struct fuse_server_config *fuse = &r->shares.specs[i].fuse;
+		walls[i] = (struct landlock_share){
+			.path = jailed ? paths[i] : r->shares.host[i],
+			.readonly = fuse->readonly,
+			.devices = fuse->devices};
+	}
+	return landlock_shares(walls, r->shares.nr, why);
+}
+
 /* Set-up is done with the host: from here on fsvm reaches only its
  * shares, with the capabilities its file server needs. */
 static int shut_in(struct run *r, const char **why)
@@ -274,11 +291,21 @@ static int shut_in(struct run *r, const char **why)
 	int err = jail_enter(r->jail, &unavailable, why);
 	jail_free(r->jail);
 	r->jail = NULL;
-	if (err && unavailable) {
-		log_warning("no jail (%s: %s): code that took fsvm over could reach all your files",
-			    *why, strerror(-err));
+	if (err && !unavailable)
+		return err;
+	const char *no_jail = err ? *why : NULL;
+	int jail_err = err;
+	/* Before the capabilities go: root of its namespace needs no
+	 * no_new_privs for Landlock. */
+	err = wall_in(r, !no_jail, why);
+	if (err == -EOPNOTSUPP && no_jail)
+		log_warning("no jail (%s: %s; no Landlock): code that took fsvm over could reach all your files",
+			    no_jail, strerror(-jail_err));
+	else if (!err && no_jail)
+		log_info("no mount namespace (%s: %s): Landlock alone holds fsvm to its shares",
+			 no_jail, strerror(-jail_err));
+	if (err == -EOPNOTSUPP)
 		err = 0;
-	}
 	if (!err && (err = capabilities_drop(mknod)))
 		*why = "cannot drop capabilities";
 	return err;
