@@ -606,6 +606,31 @@ int cli_apply(struct fsvm_config *cfg, const char *name, char *value,
 				errlen);
 }
 
+/* What getopt would take silently: a prefix of a long option (the config
+ * file takes names whole, so the command line does too), and for a value
+ * the next word when that is "--" or another option. */
+static bool misparsed(const struct option *o, const char *word, char *err,
+		      size_t errlen)
+{
+	const char *name = word + 2, *eq = strchr(name, '=');
+	size_t len = eq ? (size_t)(eq - name) : strlen(name);
+	if (len != strlen(o->name) || strncmp(name, o->name, len)) {
+		snprintf(err, errlen, "option '--%.*s': write it whole, '--%s'",
+			 (int)len, name, o->name);
+		return true;
+	}
+	if (o->has_arg != required_argument || eq)
+		return false;
+	if (!strcmp(optarg, "--") ||
+	    (!strncmp(optarg, "--", 2) && isalpha((unsigned char)optarg[2]))) {
+		snprintf(err, errlen,
+			 "option '--%s' needs a value, not '%s' (if it is one: --%s=%s)",
+			 o->name, optarg, o->name, optarg);
+		return true;
+	}
+	return false;
+}
+
 int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 	      size_t errlen)
 {
@@ -647,14 +672,23 @@ int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 	 * non-option word. */
 	int sub_argc = argc - 1;
 	char **sub_argv = argv + 1;
-	int opt;
+	int opt, index;
 	for (int pass = 0; pass < 2; pass++) {
 		optind = 0;
 		opterr = 0;
-		while ((opt = getopt_long(sub_argc, sub_argv, "+vh",
-					  run_options, NULL)) != -1) {
+		for (;;) {
+			int word = optind ? optind : 1;
+			index = -1;
+			opt = getopt_long(sub_argc, sub_argv, "+vh", run_options,
+					  &index);
+			if (opt == -1)
+				break;
 			if (opt == '?')
 				return cli_option_error(sub_argv, err, errlen);
+			if (pass == 0 && index >= 0 &&
+			    misparsed(&run_options[index], sub_argv[word], err,
+				      errlen))
+				return -EINVAL;
 			if (pass == 0 && opt == OPT_CONFIG)
 				cfg->config = optarg;
 			if (pass == 1) {

@@ -491,6 +491,27 @@ static void test_missing_value(void **state)
 	}
 }
 
+/* getopt takes these silently; fsvm does not. */
+static void test_no_silent_misparse(void **state)
+{
+	(void)state;
+	expect_error(parse("run", "--mic", "--", "true"),
+		     "option '--mic': write it whole, '--microvm'");
+	expect_error(parse("run", "--cpu=2", "true"),
+		     "option '--cpu': write it whole, '--cpus'");
+	expect_error(parse("run", "--env", "--", "true"),
+		     "option '--env' needs a value, not '--' (if it is one: --env=--)");
+	expect_error(parse("run", "--share", "--cpus", "2", "true"),
+		     "option '--share' needs a value, not '--cpus' (if it is one: --share=--cpus)");
+	/* What is meant, said so, passes. */
+	struct parsed *p = parse("run", "--initrd=--x", "--append", "-- a", "true");
+	expect_ok(p);
+	assert_string_equal(p->cfg.initrd, "--x");
+	assert_int_equal(p->cfg.guest_argc, 1);
+	assert_string_equal(p->cfg.guest_argv[0], "true");
+	done(p);
+}
+
 /* --verbose=1 gives a value to an option that takes none: reporting that
  * it "needs a value" sends the user the wrong way. */
 static void test_value_for_flag_not_reported_as_missing(void **state)
@@ -954,6 +975,7 @@ int main(void)
 		cmocka_unit_test(test_microvm),
 		cmocka_unit_test(test_unknown_option),
 		cmocka_unit_test(test_missing_value),
+		cmocka_unit_test(test_no_silent_misparse),
 		cmocka_unit_test(test_value_for_flag_not_reported_as_missing),
 		cmocka_unit_test(test_unknown_short_option_in_group_named),
 		cmocka_unit_test(test_unknown_subcommand),
