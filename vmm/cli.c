@@ -81,6 +81,7 @@ const char cli_usage[] =
 	"  --json[=FILE]      on exit, print one JSON object (exit status and its\n"
 	"                     meaning, boot timings, requests per share, peak memory)\n"
 	"                     on stdout after CMD's output, or write it to FILE\n"
+	"  --json-file FILE   --json=FILE\n"
 	"  -v, --verbose      report boot progress and timings on stderr\n"
 	"  --setup-only       build the VM, report the set-up time, do not run it\n"
 	"  --no-seccomp       run without the system-call filter (for debugging)\n"
@@ -172,7 +173,7 @@ enum { OPT_KERNEL = 256, OPT_MODULES, OPT_INITRD, OPT_CPUS, OPT_MEM,
        OPT_TIMEOUT, OPT_SETUP_ONLY, OPT_ROOT, OPT_RW_ROOT, OPT_SHARE,
        OPT_RODIR, OPT_RWDIR, OPT_CACHE, OPT_DAX, OPT_TRANSPORT, OPT_UID_MAP,
        OPT_GID_MAP, OPT_HOST_ROOT, OPT_NO_SECCOMP, OPT_CWD, OPT_ENV,
-       OPT_USER, OPT_JSON, OPT_CONFIG, OPT_GUEST_KERNEL, OPT_MICROVM };
+       OPT_USER, OPT_JSON, OPT_JSON_FILE, OPT_CONFIG, OPT_GUEST_KERNEL, OPT_MICROVM };
 
 /* Every option, once: getopt reads this table, and so does a config file,
  * whose keys are the long names (vmm/config_file.c). */
@@ -203,6 +204,7 @@ static const struct option run_options[] = {
 	{"gid-map", required_argument, NULL, OPT_GID_MAP},
 	{"host-root", no_argument, NULL, OPT_HOST_ROOT},
 	{"json", optional_argument, NULL, OPT_JSON},
+	{"json-file", required_argument, NULL, OPT_JSON_FILE},
 	{"verbose", no_argument, NULL, 'v'},
 	{"setup-only", no_argument, NULL, OPT_SETUP_ONLY},
 	{"no-seccomp", no_argument, NULL, OPT_NO_SECCOMP},
@@ -500,6 +502,7 @@ static int parse_run_option(int opt, char *arg, struct fsvm_config *cfg,
 		cfg->user = true;
 		return 0;
 	case OPT_JSON:
+	case OPT_JSON_FILE:
 		cfg->json = true;
 		cfg->json_file = arg && *arg ? arg : NULL;
 		return 0;
@@ -607,16 +610,25 @@ int cli_apply(struct fsvm_config *cfg, const char *name, char *value,
 }
 
 /* What getopt would take silently: a prefix of a long option (the config
- * file takes names whole, so the command line does too), and for a value
- * the next word when that is "--" or another option. */
-static bool misparsed(const struct option *o, const char *word, char *err,
-		      size_t errlen)
+ * file takes names whole, so the command line does too); for a value the
+ * next word when that is "--" or another option; and after a bare --json
+ * a file name that would run as the guest's command. */
+static bool misparsed(const struct option *o, const char *word,
+		      const char *next, char *err, size_t errlen)
 {
 	const char *name = word + 2, *eq = strchr(name, '=');
 	size_t len = eq ? (size_t)(eq - name) : strlen(name);
 	if (len != strlen(o->name) || strncmp(name, o->name, len)) {
 		snprintf(err, errlen, "option '--%.*s': write it whole, '--%s'",
 			 (int)len, name, o->name);
+		return true;
+	}
+	size_t nlen = next ? strlen(next) : 0;
+	if (o->val == OPT_JSON && !eq && nlen > 5 &&
+	    !strcmp(next + nlen - 5, ".json")) {
+		snprintf(err, errlen,
+			 "--json takes its file as --json=%s or --json-file %s ('%s' would run as the guest's command)",
+			 next, next, next);
 		return true;
 	}
 	if (o->has_arg != required_argument || eq)
@@ -686,8 +698,9 @@ int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 			if (opt == '?')
 				return cli_option_error(sub_argv, err, errlen);
 			if (pass == 0 && index >= 0 &&
-			    misparsed(&run_options[index], sub_argv[word], err,
-				      errlen))
+			    misparsed(&run_options[index], sub_argv[word],
+				      optind < sub_argc ? sub_argv[optind] : NULL,
+				      err, errlen))
 				return -EINVAL;
 			if (pass == 0 && opt == OPT_CONFIG)
 				cfg->config = optarg;

@@ -503,7 +503,14 @@ static void test_no_silent_misparse(void **state)
 		     "option '--env' needs a value, not '--' (if it is one: --env=--)");
 	expect_error(parse("run", "--share", "--cpus", "2", "true"),
 		     "option '--share' needs a value, not '--cpus' (if it is one: --share=--cpus)");
+	expect_error(parse("run", "--json", "out.json", "--cpus", "0"),
+		     "--json takes its file as --json=out.json or --json-file out.json ('out.json' would run as the guest's command)");
 	/* What is meant, said so, passes. */
+	struct parsed *j = parse("run", "--json-file", "out.json", "true");
+	expect_ok(j);
+	assert_true(j->cfg.json);
+	assert_string_equal(j->cfg.json_file, "out.json");
+	done(j);
 	struct parsed *p = parse("run", "--initrd=--x", "--append", "-- a", "true");
 	expect_ok(p);
 	assert_string_equal(p->cfg.initrd, "--x");
