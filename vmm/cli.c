@@ -686,6 +686,10 @@ int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 	char **sub_argv = argv + 1;
 	int opt, index;
 	for (int pass = 0; pass < 2; pass++) {
+		/* The first pass reads every flag before it says what was
+		 * wrong: --help anywhere among them wins. */
+		int wrong = 0;
+		bool help = false;
 		optind = 0;
 		opterr = 0;
 		for (;;) {
@@ -695,13 +699,17 @@ int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 					  &index);
 			if (opt == -1)
 				break;
-			if (opt == '?')
-				return cli_option_error(sub_argv, err, errlen);
-			if (pass == 0 && index >= 0 &&
+			if (opt == '?') {
+				if (!wrong)
+					wrong = cli_option_error(sub_argv, err, errlen);
+				continue;
+			}
+			if (pass == 0 && !wrong && index >= 0 &&
 			    misparsed(&run_options[index], sub_argv[word],
 				      optind < sub_argc ? sub_argv[optind] : NULL,
 				      err, errlen))
-				return -EINVAL;
+				wrong = -EINVAL;
+			help = help || opt == 'h';
 			if (pass == 0 && opt == OPT_CONFIG)
 				cfg->config = optarg;
 			if (pass == 1) {
@@ -711,6 +719,12 @@ int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 					return ret;
 			}
 		}
+		if (help) {
+			cfg->command = CLI_HELP;
+			return 0;
+		}
+		if (wrong)
+			return wrong;
 		if (pass == 0 && cfg->config &&
 		    config_file_load(cfg->config, cfg, err, errlen))
 			return -EINVAL;

@@ -48,6 +48,9 @@ fi
 run_fsvm --version
 expect_eq "--version" 0 "$rc"
 expect_match "--version output" "^fsvm [0-9]" "$out"
+run_fsvm run --cpus x --bogus --help
+expect_eq "--help beside bad flags: status" 0 "$rc"
+expect_match "--help beside bad flags" "usage: fsvm run" "$out"
 run_fsvm --help
 expect_eq "--help: status" 0 "$rc"
 expect_match "--help output" "usage: fsvm run" "$out"

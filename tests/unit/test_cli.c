@@ -98,6 +98,14 @@ static void test_help(void **state)
 	expect_command(parse("run", "--help"), CLI_HELP);
 	expect_command(parse("run", "-h"), CLI_HELP);
 	expect_command(parse("run", "--cpus", "2", "-h", "ls"), CLI_HELP);
+	/* --help wins over what is wrong beside it, not over the command's. */
+	expect_command(parse("run", "--cpus", "x", "--help"), CLI_HELP);
+	expect_command(parse("run", "--bogus", "--mic", "--help"), CLI_HELP);
+	struct parsed *p = parse("run", "ls", "--help");
+	expect_ok(p);
+	assert_int_equal(p->cfg.command, CLI_RUN);
+	assert_int_equal(p->cfg.guest_argc, 2);
+	done(p);
 	assert_non_null(strstr(cli_usage, "usage: fsvm run"));
 	assert_non_null(strstr(cli_usage, "--no-seccomp"));
 }
