@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,9 +39,9 @@ const char cli_usage[] =
 	"  --modules DIR      the kernel's modules, as `make modules_install\n"
 	"                     INSTALL_MOD_PATH=DIR` left them (DIR/lib/modules/VERSION)\n"
 	"  --initrd PATH      initramfs to load (default: the guest kernel's)\n"
-	"  --cpus N           virtual CPUs, 1-64 (default: half the host's CPUs, 1 to 8)\n"
-	"  --mem SIZE         guest RAM, e.g. 512M, 2G; plain numbers are MiB (default:\n"
-	"                     an eighth of the host's RAM, 512M to 4G)\n"
+	"  -p, --cpus N       virtual CPUs, 1-64 (default: half the host's CPUs, 1 to 8)\n"
+	"  -m, --mem SIZE     guest RAM, e.g. 512M, 2G; plain numbers are MiB (default:\n"
+	"                     an eighth of the host's RAM, 512M to 4G); --memory too\n"
 	"  --append ARGS      extra kernel command-line arguments; repeatable\n"
 	"                     (--cmdline is the same)\n"
 	"  --cwd DIR          the guest folder CMD starts in (default: the folder fsvm\n"
@@ -185,6 +186,7 @@ static const struct option run_options[] = {
 	{"initrd", required_argument, NULL, OPT_INITRD},
 	{"cpus", required_argument, NULL, OPT_CPUS},
 	{"mem", required_argument, NULL, OPT_MEM},
+	{"memory", required_argument, NULL, OPT_MEM}, /* virtme-ng's */
 	{"append", required_argument, NULL, OPT_APPEND},
 	{"cmdline", required_argument, NULL, OPT_CMDLINE},
 	{"cwd", required_argument, NULL, OPT_CWD},
@@ -555,6 +557,47 @@ static int parse_run_option(int opt, char *arg, struct fsvm_config *cfg,
 	}
 }
 
+/* Edits (insert, delete, replace) from a to b, for "did you mean". */
+static size_t edits(const char *a, size_t alen, const char *b)
+{
+	size_t blen = strlen(b), row[64];
+	if (alen >= 63 || blen >= 63)
+		return SIZE_MAX;
+	for (size_t j = 0; j <= blen; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= alen; i++) {
+		size_t diag = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= blen; j++) {
+			size_t up = row[j];
+			size_t best = diag + (a[i - 1] != b[j - 1]);
+			best = up + 1 < best ? up + 1 : best;
+			best = row[j - 1] + 1 < best ? row[j - 1] + 1 : best;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[blen];
+}
+
+/* The option an unknown long one was most likely meant to be, if any is
+ * near enough (one edit in a short name, two in a longer one). */
+static const char *nearest_option(const char *word)
+{
+	const char *name = word + 2, *eq = strchr(name, '=');
+	size_t len = eq ? (size_t)(eq - name) : strlen(name);
+	size_t best = len <= 4 ? 2 : 3;
+	const char *found = NULL;
+	for (const struct option *o = run_options; o->name; o++) {
+		size_t d = edits(name, len, o->name);
+		if (d < best) {
+			best = d;
+			found = o->name;
+		}
+	}
+	return found;
+}
+
 /* getopt_long said '?': say which option was wrong, and how. */
 static int cli_option_error(char **argv, char *err, size_t errlen)
 {
@@ -567,12 +610,19 @@ static int cli_option_error(char **argv, char *err, size_t errlen)
 			 o->name);
 		return -EINVAL;
 	}
-	if (optopt)
+	const char *word = argv[optind - 1];
+	const char *near = !optopt && !strncmp(word, "--", 2) ? nearest_option(word) : NULL;
+	if (optopt == 'p' || optopt == 'm')
+		snprintf(err, errlen, "option '-%c' needs a value", optopt);
+	else if (optopt)
 		snprintf(err, errlen, "unknown option '-%c' (try fsvm --help)",
 			 optopt);
+	else if (near)
+		snprintf(err, errlen, "unknown option '%s' (did you mean '--%s'?)",
+			 word, near);
 	else
 		snprintf(err, errlen, "unknown option '%s' (try fsvm --help)",
-			 argv[optind - 1]);
+			 word);
 	return -EINVAL;
 }
 
@@ -695,8 +745,8 @@ int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 		for (;;) {
 			int word = optind ? optind : 1;
 			index = -1;
-			opt = getopt_long(sub_argc, sub_argv, "+vh", run_options,
-					  &index);
+			opt = getopt_long(sub_argc, sub_argv, "+vhp:m:",
+					  run_options, &index);
 			if (opt == -1)
 				break;
 			if (opt == '?') {
@@ -710,6 +760,8 @@ int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 				      err, errlen))
 				wrong = -EINVAL;
 			help = help || opt == 'h';
+			/* virtme-ng's short spellings. */
+			opt = opt == 'p' ? OPT_CPUS : opt == 'm' ? OPT_MEM : opt;
 			if (pass == 0 && opt == OPT_CONFIG)
 				cfg->config = optarg;
 			if (pass == 1) {

@@ -20,6 +20,7 @@ expect_error "a prefix" "option '--mic': write it whole, '--microvm'" run --mic 
 expect_error "-- as a value" "option '--env' needs a value, not '--'" run --env -- true
 expect_error "an option as a value" "option '--share' needs a value, not '--cpus'" run --share --cpus 2 -- true
 expect_error "--json FILE" "--json takes its file as --json=out.json or --json-file out.json" run --json out.json --cpus 1
+expect_error "a near miss" "unknown option '--timout' .did you mean '--timeout'" run --timout 3 -- true
 expect_error "bad transport" "--transport: 'usb' is not pci or mmio" run --transport usb -- true
 
 # --config: a bad value is one line naming the file and the key; a file

@@ -486,6 +486,26 @@ static void test_unknown_option(void **state)
 		     "unknown option '--nope=3' (try fsvm --help)");
 }
 
+/* virtme-ng's spellings, and near misses named. */
+static void test_other_spellings(void **state)
+{
+	(void)state;
+	struct parsed *p = parse("run", "-p", "3", "-m", "1G", "true");
+	expect_ok(p);
+	assert_int_equal(p->cfg.cpus, 3);
+	assert_int_equal(p->cfg.mem, 1ull << 30);
+	done(p);
+	p = parse("run", "--memory=2G", "true");
+	expect_ok(p);
+	assert_int_equal(p->cfg.mem, 2ull << 30);
+	done(p);
+	expect_error(parse("run", "-m"), "option '-m' needs a value");
+	expect_error(parse("run", "--timout", "3", "true"),
+		     "unknown option '--timout' (did you mean '--timeout'?)");
+	expect_error(parse("run", "--sahre=/x", "true"),
+		     "unknown option '--sahre=/x' (did you mean '--share'?)");
+}
+
 static void test_missing_value(void **state)
 {
 	(void)state;
@@ -991,6 +1011,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_option),
 		cmocka_unit_test(test_missing_value),
 		cmocka_unit_test(test_no_silent_misparse),
+		cmocka_unit_test(test_other_spellings),
 		cmocka_unit_test(test_value_for_flag_not_reported_as_missing),
 		cmocka_unit_test(test_unknown_short_option_in_group_named),
 		cmocka_unit_test(test_unknown_subcommand),
