@@ -133,6 +133,43 @@ static int apply_key(struct fsvm_config *cfg, const char *path,
 	return 0;
 }
 
+#define CONFIG_MAX_KEYS 256
+
+/* json-c keeps the last of two equal keys ({"cpus": 2, "cpus": 3} is 3):
+ * the object's own keys are read from the text, and a second one is
+ * refused. Returns the offset of the first repeated key, or -1. */
+static long repeated_key(const char *text)
+{
+	size_t start[CONFIG_MAX_KEYS], len[CONFIG_MAX_KEYS];
+	unsigned int n = 0, depth = 0;
+	for (size_t i = 0; text[i]; i++) {
+		char c = text[i];
+		if (c == '{' || c == '[') {
+			depth++;
+		} else if (c == '}' || c == ']') {
+			depth--;
+		} else if (c == '"') {
+			size_t from = ++i;
+			while (text[i] && text[i] != '"')
+				i += text[i] == '\\' && text[i + 1] ? 2 : 1;
+			if (!text[i])
+				return -1;
+			size_t after = i + 1 + strspn(text + i + 1, " \t\r\n");
+			if (depth != 1 || text[after] != ':')
+				continue;
+			for (unsigned int k = 0; k < n; k++)
+				if (len[k] == i - from &&
+				    !memcmp(text + start[k], text + from, len[k]))
+					return (long)from;
+			if (n < CONFIG_MAX_KEYS) {
+				start[n] = from;
+				len[n++] = i - from;
+			}
+		}
+	}
+	return -1;
+}
+
 /* Where the parser stopped, as a line number for the message. */
 static int line_of(const char *text, size_t offset)
 {
@@ -177,7 +214,12 @@ int config_file_load(const char *path, struct fsvm_config *cfg, char *err,
 		free(text);
 		return config_error(err, errlen, path, NULL, "out of memory");
 	}
+	/* Strict JSON: no comments, no trailing commas (what
+	 * follows the object is checked below, with the line). */
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT |
+					    JSON_TOKENER_ALLOW_TRAILING_CHARS);
 	size_t len = strlen(text);
+	long again = -1;
 	struct json_object *root = json_tokener_parse_ex(tok, text, (int)len);
 	enum json_tokener_error jerr = json_tokener_get_error(tok);
 	size_t end = json_tokener_get_parse_end(tok);
@@ -199,6 +241,11 @@ int config_file_load(const char *path, struct fsvm_config *cfg, char *err,
 	} else if (!json_object_is_type(root, json_type_object)) {
 		ret = config_error(err, errlen, path, NULL,
 				   "expected one JSON object ({\"cpus\": 2, ...})");
+	} else if ((again = repeated_key(text)) >= 0) {
+		char what[64];
+		snprintf(what, sizeof(what), "line %d: a key given twice",
+			 line_of(text, (size_t)again));
+		ret = config_error(err, errlen, path, NULL, what);
 	} else {
 		json_object_object_foreach(root, key, v)
 		{

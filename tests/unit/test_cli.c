@@ -981,6 +981,19 @@ static void test_bad_config_files(void **state)
 	expect_config_error("{\n\"cpus\": 2,,\n}",
 			    "line 2: not valid JSON (quoted object property name expected)");
 	expect_config_error("{\"cpus\": 2", "line 1: not valid JSON (it ends too early)");
+	/* Strict: what json-c would take by default, with a meaning unsaid. */
+	expect_config_error("{\"cpus\": 2,\n\"mem\": \"1G\",\n\"cpus\": 3}",
+			    "line 3: a key given twice");
+	expect_config_error("{\"cpus\": 2,}", "line 1: not valid JSON (unexpected character)");
+	expect_config_error("{\"cpus\": 2, /* two */ \"mem\": \"1G\"}",
+			    "line 1: not valid JSON (quoted object property name expected)");
+	/* A key's name inside a value or a nested list is no key. */
+	const char *path = config_file("{\"env\": [\"cpus\"], \"cpus\": \"2\"}");
+	struct parsed *p = parse("run", "--config", path, "true");
+	unlink(path);
+	expect_ok(p);
+	assert_int_equal(p->cfg.cpus, 2);
+	done(p);
 	expect_error(parse("run", "--config", "/nonexistent/vm.json"),
 		     "--config /nonexistent/vm.json: No such file or directory");
 }
