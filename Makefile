@@ -70,10 +70,10 @@ $(BUILD)/fsvm.1: fsvm docs/fsvm.h2m
 
 # PREFIX/bin/fsvm finds its guest in PREFIX/lib/fsvm; DESTDIR stages. The
 # binary is stripped: its debug information names this tree.
-install: fsvm guest $(BUILD)/fsvm.1
+install: fsvm guest guest-microvm $(BUILD)/fsvm.1
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -s -m 755 fsvm $(DESTDIR)$(PREFIX)/bin/fsvm
-	for k in $(GUEST_KERNELS); do \
+	for k in $(GUEST_KERNELS) microvm; do \
 		install -d $(DESTDIR)$(PREFIX)/lib/fsvm/$$k/kernel && \
 		install -m 644 $(GUEST)/$$k/kernel/vmlinux $(GUEST)/$$k/kernel/version \
 			$(DESTDIR)$(PREFIX)/lib/fsvm/$$k/kernel/ && \

@@ -16,12 +16,13 @@
 #include "vmm/config_file.h"
 
 const char cli_usage[] =
-	"usage: fsvm run [OPTIONS] [--] [CMD [ARGS...]]\n"
-	"       fsvm kconfig [.config]\n"
-	"       fsvm --help | --version\n"
+	"Usage: fsvm run [OPTIONS] [--] [CMD [ARGS...]]\n"
+	"  or:  fsvm kconfig [.config]\n"
+	"  or:  fsvm --help | --version\n"
 	"\n"
-	"Boots a Linux guest under KVM, runs CMD in it and exits with CMD's status;\n"
-	"without CMD, an interactive shell. `fsvm kconfig` checks a kernel's .config\n"
+	"Boots a Linux guest under KVM, runs CMD in it and exits with CMD's status\n"
+	"(else 124: timed out; 125: fsvm or the guest failed; 126: CMD not\n"
+	"executable; 127: CMD not found); without CMD, an interactive shell. `fsvm kconfig` checks a kernel's .config\n"
 	"(default ./.config) for what fsvm needs and prints the missing options as a\n"
 	"fragment to merge (exit 1 when some are missing).\n"
 	"\n"
@@ -88,11 +89,11 @@ const char cli_usage[] =
 	"  --setup-only       build the VM, report the set-up time, do not run it\n"
 	"  --no-seccomp       run without the system-call filter (for debugging)\n"
 	"\n"
-	"environment: FSVM_GUEST_DIR, the folder of the default guest's kernel/vmlinuz\n"
-	"and initramfs.cpio (default: found beside the fsvm binary).\n"
-	"\n"
-	"exit status: CMD's own; 124 timeout; 125 fsvm or guest failure;\n"
-	"126 CMD not executable; 127 CMD not found.\n";
+	"Environment:\n"
+	"  FSVM_GUEST_DIR     the folder holding the packaged guests: 6.1/, 6.12/ and\n"
+	"                     microvm/, each with kernel/vmlinuz (or vmlinux) and\n"
+	"                     initramfs.cpio (default: found beside the fsvm binary)\n"
+	"  FSVM_GUEST_KERNEL  the default for --guest-kernel\n";
 
 unsigned int cli_default_cpus(void)
 {

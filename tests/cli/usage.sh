@@ -51,10 +51,10 @@ expect_eq "--version" 0 "$rc"
 expect_match "--version output" "^fsvm [0-9]" "$out"
 run_fsvm run --cpus x --bogus --help
 expect_eq "--help beside bad flags: status" 0 "$rc"
-expect_match "--help beside bad flags" "usage: fsvm run" "$out"
+expect_match "--help beside bad flags" "Usage: fsvm run" "$out"
 run_fsvm --help
 expect_eq "--help: status" 0 "$rc"
-expect_match "--help output" "usage: fsvm run" "$out"
+expect_match "--help output" "Usage: fsvm run" "$out"
 expect_match "--help says the defaults" "half the host's CPUs, 1 to 8" "$out"
 expect_match "--help says the RAM default" "an eighth of the host's RAM, 512M to 4G" "$out"
 finish

@@ -161,7 +161,8 @@ make -s -C "$TOP" install PREFIX="$prefix" >"$TMP/install.log" 2>&1 ||
 	fail "make install: $(tail -n 5 "$TMP/install.log")"
 for f in bin/fsvm lib/fsvm/6.1/kernel/vmlinux lib/fsvm/6.1/kernel/version \
 	lib/fsvm/6.1/initramfs.cpio lib/fsvm/6.12/kernel/vmlinux \
-	lib/fsvm/6.12/initramfs.cpio share/man/man1/fsvm.1; do
+	lib/fsvm/6.12/initramfs.cpio lib/fsvm/microvm/kernel/vmlinux \
+	lib/fsvm/microvm/initramfs.cpio share/man/man1/fsvm.1; do
 	[ -s "$prefix/$f" ] || fail "make install: no $prefix/$f"
 done
 grep -q "$TOP" "$prefix/bin/fsvm" && fail "the installed binary names the build tree"

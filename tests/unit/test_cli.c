@@ -106,7 +106,7 @@ static void test_help(void **state)
 	assert_int_equal(p->cfg.command, CLI_RUN);
 	assert_int_equal(p->cfg.guest_argc, 2);
 	done(p);
-	assert_non_null(strstr(cli_usage, "usage: fsvm run"));
+	assert_non_null(strstr(cli_usage, "Usage: fsvm run"));
 	assert_non_null(strstr(cli_usage, "--no-seccomp"));
 }
 
