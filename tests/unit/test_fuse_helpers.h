@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <limits.h>
 #include <linux/fuse.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,6 +166,32 @@ static inline int fx_rm(const char *path, const struct stat *st, int type,
 {
 	(void)st; (void)type; (void)ftw;
 	return remove(path);
+}
+
+/* A host file at path holding text, with exactly mode. */
+static inline void fx_host_file(const char *path, const char *text,
+				mode_t mode)
+{
+	int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	assert_int_equal(chmod(path, mode), 0);
+}
+
+/* For the tests of what fsvm reaches once locked in (the jail, Landlock):
+ * a fresh folder (scratch, a mkdtemp template) holding two shares, rw/
+ * and ro/, and outside/, none of them shared; each path PATH_MAX long. */
+static inline void fx_scratch_shares(char *scratch, char *rw, char *ro,
+				     char *outside)
+{
+	assert_non_null(mkdtemp(scratch));
+	snprintf(rw, PATH_MAX, "%s/rw", scratch);
+	snprintf(ro, PATH_MAX, "%s/ro", scratch);
+	snprintf(outside, PATH_MAX, "%s/outside", scratch);
+	assert_int_equal(mkdir(rw, 0755), 0);
+	assert_int_equal(mkdir(ro, 0755), 0);
+	assert_int_equal(mkdir(outside, 0755), 0);
 }
 
 static inline void fx_stop(struct fx *f)

@@ -18,43 +18,28 @@
 #include "vmm/jail.h"
 
 static char scratch[] = "/tmp/fsvm-jail-XXXXXX";
-static char rw[256], ro[256], outside[256], secret[512];
-
-static void write_text(const char *path, const char *text)
-{
-	int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0644);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-	close(fd);
-}
+static char rw[PATH_MAX], ro[PATH_MAX], outside[PATH_MAX],
+	secret[PATH_MAX + 16];
 
 static int group_setup(void **state)
 {
 	(void)state;
-	assert_non_null(mkdtemp(scratch));
-	snprintf(rw, sizeof(rw), "%s/rw", scratch);
-	snprintf(ro, sizeof(ro), "%s/ro", scratch);
-	snprintf(outside, sizeof(outside), "%s/outside", scratch);
+	fx_scratch_shares(scratch, rw, ro, outside);
 	snprintf(secret, sizeof(secret), "%s/secret", outside);
 	/* Guest root may be nobody here (root without SUDO_UID). */
 	assert_int_equal(chmod(scratch, 0755), 0);
-	assert_int_equal(mkdir(rw, 0777), 0);
 	assert_int_equal(chmod(rw, 0777), 0);
-	assert_int_equal(mkdir(ro, 0755), 0);
-	assert_int_equal(mkdir(outside, 0755), 0);
 	char path[PATH_MAX + 16];
-	snprintf(path, sizeof(path), "%s/data", rw);
-	write_text(path, "shared");
 	/* Writable by anyone, so that only a read-only mount refuses. */
-	assert_int_equal(chmod(path, 0666), 0);
+	snprintf(path, sizeof(path), "%s/data", rw);
+	fx_host_file(path, "shared", 0666);
 	snprintf(path, sizeof(path), "%s/pseudo", rw);
 	assert_int_equal(mkdir(path, 0755), 0);
 	snprintf(path, sizeof(path), "%s/pseudo-file", rw);
-	write_text(path, "");
+	fx_host_file(path, "", 0644);
 	snprintf(path, sizeof(path), "%s/data", ro);
-	write_text(path, "read only");
-	assert_int_equal(chmod(path, 0666), 0);
-	write_text(secret, "secret");
+	fx_host_file(path, "read only", 0666);
+	fx_host_file(secret, "secret", 0644);
 	return 0;
 }
 
@@ -226,7 +211,7 @@ static void jailed_host_root(void *arg)
 	CHILD_CHECK(openat(root_fd, "proc/1/root", O_PATH) < 0 && errno == ENOENT);
 	CHILD_CHECK(openat(root_fd, "sys/kernel", O_PATH) < 0 && errno == ENOENT);
 	CHILD_CHECK(openat(root_fd, "dev/null", O_PATH) < 0 && errno == ENOENT);
-	char data[PATH_MAX];
+	char data[PATH_MAX + 16];
 	snprintf(data, sizeof(data), "%s/data", rw + 1);
 	read_is(root_fd, data, "shared");
 	CHILD_CHECK(openat(root_fd, data, O_WRONLY) < 0 && errno == EROFS);

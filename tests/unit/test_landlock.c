@@ -10,35 +10,21 @@
 #include "vmm/landlock.h"
 
 static char scratch[] = "/tmp/fsvm-landlock-XXXXXX";
-static char rw[256], ro[256], outside[256];
-
-static void write_file(const char *dir, const char *name, mode_t mode)
-{
-	char path[512];
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, mode);
-	assert_true(fd >= 0);
-	assert_int_equal(write(fd, "x", 1), 1);
-	close(fd);
-	assert_int_equal(chmod(path, mode), 0);
-}
+static char rw[PATH_MAX], ro[PATH_MAX], outside[PATH_MAX];
 
 static int group_setup(void **state)
 {
 	(void)state;
-	assert_non_null(mkdtemp(scratch));
-	snprintf(rw, sizeof(rw), "%s/rw", scratch);
-	snprintf(ro, sizeof(ro), "%s/ro", scratch);
-	snprintf(outside, sizeof(outside), "%s/outside", scratch);
-	assert_int_equal(mkdir(rw, 0755), 0);
-	assert_int_equal(mkdir(ro, 0755), 0);
-	assert_int_equal(mkdir(outside, 0755), 0);
-	char sub[300];
-	snprintf(sub, sizeof(sub), "%s/sub", rw);
-	assert_int_equal(mkdir(sub, 0755), 0);
-	write_file(rw, "data", 0755);
-	write_file(ro, "data", 0666);
-	write_file(outside, "secret", 0666);
+	fx_scratch_shares(scratch, rw, ro, outside);
+	char path[PATH_MAX + 16];
+	snprintf(path, sizeof(path), "%s/sub", rw);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/data", rw);
+	fx_host_file(path, "x", 0755);
+	snprintf(path, sizeof(path), "%s/data", ro);
+	fx_host_file(path, "x", 0666);
+	snprintf(path, sizeof(path), "%s/secret", outside);
+	fx_host_file(path, "x", 0666);
 	return 0;
 }
 
@@ -65,7 +51,7 @@ static void walled(void *arg)
 	CHILD_CHECK(err == 0);
 
 	/* Outside the shares: nothing, by path or by an fd held from before. */
-	char path[512];
+	char path[PATH_MAX + 16];
 	snprintf(path, sizeof(path), "%s/secret", outside);
 	CHILD_CHECK(open(path, O_RDONLY) < 0 && errno == EACCES);
 	CHILD_CHECK(open("/etc/passwd", O_RDONLY) < 0 && errno == EACCES);
