@@ -217,6 +217,21 @@ static const struct option run_options[] = {
 };
 
 /* Options a list in a config file may give more than once. */
+/* virtme-ng's short spellings of long options that take a value. */
+static const struct {
+	char letter;
+	int opt;
+} short_aliases[] = {{'p', OPT_CPUS}, {'m', OPT_MEM}};
+#define SHORT_OPTIONS "+vhp:m:"
+
+static int short_alias(int opt)
+{
+	for (size_t i = 0; i < sizeof(short_aliases) / sizeof(short_aliases[0]); i++)
+		if (short_aliases[i].letter == opt)
+			return short_aliases[i].opt;
+	return opt;
+}
+
 static bool repeatable(int id)
 {
 	return id == OPT_APPEND || id == OPT_CMDLINE || id == OPT_ENV || id == OPT_SHARE ||
@@ -614,7 +629,7 @@ static int cli_option_error(char **argv, char *err, size_t errlen)
 	}
 	const char *word = argv[optind - 1];
 	const char *near = !optopt && !strncmp(word, "--", 2) ? nearest_option(word) : NULL;
-	if (optopt == 'p' || optopt == 'm')
+	if (optopt && short_alias(optopt) != optopt)
 		snprintf(err, errlen, "option '-%c' needs a value", optopt);
 	else if (optopt)
 		snprintf(err, errlen, "unknown option '-%c' (try fsvm --help)",
@@ -747,7 +762,7 @@ int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 		for (;;) {
 			int word = optind ? optind : 1;
 			index = -1;
-			opt = getopt_long(sub_argc, sub_argv, "+vhp:m:",
+			opt = getopt_long(sub_argc, sub_argv, SHORT_OPTIONS,
 					  run_options, &index);
 			if (opt == -1)
 				break;
@@ -762,8 +777,7 @@ int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 				      err, errlen))
 				wrong = -EINVAL;
 			help = help || opt == 'h';
-			/* virtme-ng's short spellings. */
-			opt = opt == 'p' ? OPT_CPUS : opt == 'm' ? OPT_MEM : opt;
+			opt = short_alias(opt);
 			if (pass == 0 && opt == OPT_CONFIG)
 				cfg->config = optarg;
 			if (pass == 1) {
