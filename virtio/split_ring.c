@@ -188,6 +188,22 @@ bool split_ring_set_notification(struct split_ring *q, bool enable)
 	return READ_ONCE(q->avail->idx) != q->last_avail;
 }
 
+void split_ring_unpop(struct split_ring *q, uint16_t n)
+{
+	q->last_avail = (uint16_t)(q->last_avail - n);
+}
+
+bool split_ring_notify_on_more(struct split_ring *q)
+{
+	uint16_t posted = READ_ONCE(q->avail->idx);
+	if (q->event_idx)
+		WRITE_ONCE(*q->avail_event, posted);
+	else
+		WRITE_ONCE(q->used->flags, 0);
+	split_ring_mb(); /* publish before re-checking for new buffers */
+	return READ_ONCE(q->avail->idx) != posted;
+}
+
 uint16_t split_ring_avail_idx(const struct split_ring *q)
 {
 	return READ_ONCE(q->avail->idx);

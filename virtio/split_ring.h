@@ -66,6 +66,16 @@ bool split_ring_should_interrupt(struct split_ring *q);
  * enable, returns true if buffers arrived meanwhile (drain again). */
 bool split_ring_set_notification(struct split_ring *q, bool enable);
 
+/* Gives back the last n chains taken and not pushed: the next pops take
+ * them again (a receive queue that took buffers for a frame that did not
+ * come, or did not fit). n must not exceed the chains taken since. */
+void split_ring_unpop(struct split_ring *q, uint16_t n);
+
+/* Asks the guest to notify once it posts buffers beyond those it has
+ * posted now, taken or not: a receive queue whose buffers are too few for
+ * the next frame waits for more. Returns true if more came meanwhile. */
+bool split_ring_notify_on_more(struct split_ring *q);
+
 /* The guest's available index as it stands: how many chains it has posted
  * (modulo 2^16), taken or not. */
 uint16_t split_ring_avail_idx(const struct split_ring *q);
