@@ -14,6 +14,7 @@
 #include "arch/x86/mptable.h"
 #include "core/guest_mem.h"
 #include "vmm/config_file.h"
+#include "vmm/net_options.h"
 
 const char cli_usage[] =
 	"Usage: fsvm run [OPTIONS] [--] [CMD [ARGS...]]\n"
@@ -80,6 +81,18 @@ const char cli_usage[] =
 	"                     than your own need root (or newuidmap and /etc/subuid)\n"
 	"  --host-root        guest root is host root on the shares: fsvm keeps root's\n"
 	"                     privileges (fsvm must run as root; trusted guests only)\n"
+	"  --net MODE[,OPTIONS]\n"
+	"                     the guest's network (eth0, configured before CMD starts):\n"
+	"                     none (default); user: through passt, as you, with DHCP,\n"
+	"                     DNS and IPv6 from it, the host's loopback out of reach\n"
+	"                     unless OPTIONS has host-loopback (the gateway address is\n"
+	"                     then the host); tap:NAME: an existing tap device (root,\n"
+	"                     or its owner). OPTIONS also: ip=ADDRESS/PREFIX (a static\n"
+	"                     address, else DHCP), gw=ADDRESS, dns=ADDRESS\n"
+	"  --mac XX:XX:XX:XX:XX:XX\n"
+	"                     the guest's MAC address (default: random, local)\n"
+	"  --publish HOST_PORT[:GUEST_PORT][/udp]\n"
+	"                     forward a host port to the guest (--net user); repeatable\n"
 	"  --timeout SECONDS  stop the guest after this long and exit 124\n"
 	"  --json[=FILE]      on exit, print one JSON object (exit status and its\n"
 	"                     meaning, boot timings, requests per share, peak memory)\n"
@@ -176,7 +189,8 @@ enum { OPT_KERNEL = 256, OPT_MODULES, OPT_INITRD, OPT_CPUS, OPT_MEM,
        OPT_TIMEOUT, OPT_SETUP_ONLY, OPT_ROOT, OPT_RW_ROOT, OPT_SHARE,
        OPT_RODIR, OPT_RWDIR, OPT_CACHE, OPT_DAX, OPT_TRANSPORT, OPT_UID_MAP,
        OPT_GID_MAP, OPT_HOST_ROOT, OPT_NO_SECCOMP, OPT_CWD, OPT_ENV,
-       OPT_USER, OPT_JSON, OPT_JSON_FILE, OPT_CONFIG, OPT_GUEST_KERNEL, OPT_MICROVM };
+       OPT_USER, OPT_JSON, OPT_JSON_FILE, OPT_CONFIG, OPT_GUEST_KERNEL, OPT_MICROVM,
+       OPT_NET, OPT_MAC, OPT_PUBLISH };
 
 /* Every option, once: getopt reads this table, and so does a config file,
  * whose keys are the long names (vmm/config_file.c). */
@@ -207,6 +221,9 @@ static const struct option run_options[] = {
 	{"uid-map", required_argument, NULL, OPT_UID_MAP},
 	{"gid-map", required_argument, NULL, OPT_GID_MAP},
 	{"host-root", no_argument, NULL, OPT_HOST_ROOT},
+	{"net", required_argument, NULL, OPT_NET},
+	{"mac", required_argument, NULL, OPT_MAC},
+	{"publish", required_argument, NULL, OPT_PUBLISH},
 	{"json", optional_argument, NULL, OPT_JSON},
 	{"json-file", required_argument, NULL, OPT_JSON_FILE},
 	{"verbose", no_argument, NULL, 'v'},
@@ -236,7 +253,7 @@ static bool repeatable(int id)
 {
 	return id == OPT_APPEND || id == OPT_CMDLINE || id == OPT_ENV || id == OPT_SHARE ||
 	       id == OPT_RODIR || id == OPT_RWDIR || id == OPT_UID_MAP ||
-	       id == OPT_GID_MAP;
+	       id == OPT_GID_MAP || id == OPT_PUBLISH;
 }
 
 char *cli_own(struct fsvm_config *cfg, char *s)
@@ -489,6 +506,12 @@ static int parse_run_option(int opt, char *arg, struct fsvm_config *cfg,
 	case OPT_HOST_ROOT:
 		cfg->host_root = true;
 		return 0;
+	case OPT_NET:
+		return net_options_parse(&cfg->net, arg, err, errlen);
+	case OPT_MAC:
+		return net_options_mac(&cfg->net, arg, err, errlen);
+	case OPT_PUBLISH:
+		return net_options_publish(&cfg->net, arg, err, errlen);
 	case OPT_GUEST_KERNEL:
 		if (!guest_kernel_valid(arg))
 			return cli_error(err, errlen,
@@ -830,5 +853,5 @@ int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 	if (cfg->user && (cfg->host_root || cfg->nr_uid_maps || cfg->nr_gid_maps))
 		return cli_error(err, errlen, "%s",
 				 "--user: it maps your ids itself, so --host-root, --uid-map and --gid-map do not apply");
-	return 0;
+	return net_options_check(&cfg->net, err, errlen);
 }

@@ -37,6 +37,30 @@ struct cli_share {
 	bool devices;      /* the guest may make device nodes (needs --host-root) */
 };
 
+#define CLI_MAX_PUBLISH 16
+
+/* --net: the guest's network device and what is behind it. */
+enum cli_net_mode { CLI_NET_NONE, CLI_NET_USER, CLI_NET_TAP };
+
+/* --publish HOST_PORT:GUEST_PORT[/udp]. */
+struct cli_publish {
+	uint16_t host, guest;
+	bool udp;
+};
+
+struct cli_net {
+	enum cli_net_mode mode;
+	const char *tap;      /* tap:NAME */
+	bool host_loopback;   /* user: the gateway address is the host's loopback */
+	/* ip=ADDRESS/PREFIX (static, else DHCP), gw=, dns=: text as given,
+	 * checked. */
+	const char *ip, *gateway, *dns;
+	bool mac_given;
+	uint8_t mac[6];
+	struct cli_publish publish[CLI_MAX_PUBLISH];
+	unsigned int nr_publish;
+};
+
 /* count ids from guest onwards are host ids from host onwards. */
 struct cli_id_map {
 	uint32_t guest, host, count;
@@ -72,6 +96,7 @@ struct fsvm_config {
 	unsigned int nr_gid_maps;
 	struct cli_share shares[CLI_MAX_SHARES];
 	unsigned int nr_shares;
+	struct cli_net net;
 	unsigned int cpus;
 	uint64_t mem;
 	double timeout;           /* seconds; 0 means none */

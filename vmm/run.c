@@ -26,6 +26,7 @@
 #include "vmm/jail.h"
 #include "vmm/landlock.h"
 #include "vmm/kernel_modules.h"
+#include "vmm/network.h"
 #include "vmm/seccomp.h"
 #include "vmm/shares.h"
 
@@ -36,6 +37,7 @@ struct run {
 	struct event_loop loop;
 	struct shares shares;
 	struct virtio_fs_options fs_options; /* the shares, for the machine */
+	struct network net;
 	struct machine machine;
 	struct identity identity;
 	struct jail_share jail_shares[SHARES_MAX];
@@ -221,6 +223,8 @@ static struct run_spec guest_job(struct run *r)
 		.mounts = r->shares.mounts,
 		.nr_mounts = r->shares.nr,
 		.modules = &r->modules,
+		.net = r->net.spec,
+		.nr_net = r->net.nr_spec,
 	};
 	if (cfg->user)
 		identity_user_home(&r->identity, &job.home, &job.name);
@@ -353,11 +357,15 @@ int fsvm_run(const struct fsvm_config *cfg, struct run_summary *sum)
 	}
 	r->fs_options = (struct virtio_fs_options){.shares = r->shares.specs,
 						   .nr_shares = r->shares.nr};
+	if ((err = network_start(&r->net, &cfg->net, &why)))
+		return fail("network", why, err);
 	r->machine = (struct machine){
 		.vm = vm,
 		.virtio = &r->board.virtio,
 		.loop = &r->loop,
-		.options = {{VIRTIO_FS_DEVICE_NAME, &r->fs_options}},
+		.options = {{VIRTIO_FS_DEVICE_NAME, &r->fs_options},
+			    {r->net.enabled ? VIRTIO_NET_DEVICE_NAME : NULL,
+			     &r->net.device}},
 	};
 	vm->repair_memory = devices_repair_memory;
 	vm->repair_opaque = &r->machine;

@@ -134,6 +134,8 @@ int run_spec_build(const struct run_spec *spec, struct cpio_buf *out)
 				 3 * spec->nr_mounts);
 		free(fields);
 	}
+	if (!err && spec->nr_net)
+		err = add_packed(out, GUEST_SPEC_NET, spec->net, spec->nr_net);
 	if (!err && spec->modules && spec->modules->nr)
 		err = add_modules(out, spec->modules);
 	if (!err)

@@ -31,6 +31,8 @@ struct run_spec {
 	const struct run_spec_mount *mounts;
 	unsigned int nr_mounts;
 	const struct kernel_modules *modules; /* NULL or none: the initrd's */
+	const char *const *net; /* GUEST_SPEC_NET's fields; none: no network */
+	unsigned int nr_net;
 };
 
 /* Encodes spec as an archive (module files read from the host); 0, or a

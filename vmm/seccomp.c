@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/if_tun.h>
 #include <linux/kvm.h>
 #include <sched.h>
 #include <seccomp.h>
@@ -41,7 +42,10 @@ static const int any_arguments[] = {
 	 * (SIGSTOP, SIGTSTP, a debugger attaching) cut short goes on as
 	 * restart_syscall. */
 	SCMP_SYS(epoll_wait), SCMP_SYS(epoll_ctl), SCMP_SYS(read),
-	SCMP_SYS(write), SCMP_SYS(writev), SCMP_SYS(dup), SCMP_SYS(poll),
+	SCMP_SYS(write), SCMP_SYS(writev),
+	/* virtio-net: frames read into guest buffers, and written from
+	 * them. */
+	SCMP_SYS(readv), SCMP_SYS(dup), SCMP_SYS(poll),
 	SCMP_SYS(clock_nanosleep), SCMP_SYS(clock_gettime),
 	SCMP_SYS(restart_syscall),
 	/* A power-off line on the console after the command started arms
@@ -101,6 +105,8 @@ static const struct {
 	{SCMP_SYS(ioctl), COMMAND_IS(KVM_IRQFD)},
 	{SCMP_SYS(ioctl), COMMAND_IS(KVM_IOEVENTFD)},
 	{SCMP_SYS(ioctl), COMMAND_IS(KVM_SET_USER_MEMORY_REGION)},
+	/* A tap's offloads follow what the guest's driver takes. */
+	{SCMP_SYS(ioctl), COMMAND_IS(TUNSETOFFLOAD)},
 	/* A kicked vCPU tells whether it has halted for good (power-off
 	 * without ACPI): its state and its interrupt flag. */
 	{SCMP_SYS(ioctl), COMMAND_IS(KVM_GET_MP_STATE)},

@@ -1,0 +1,188 @@
+/* --net user: passt, Debian's user-mode network stack, as the calling
+ * user on one end of a socket pair (its --fd, which also makes it quit
+ * once fsvm's end closes, however fsvm ends); its own sandbox (its
+ * defaults) holds it. --net tap:NAME: a tap device someone with the right
+ * made (an orchestrator, or root), opened with a virtio-net header so
+ * offloads pass through. */
+#include "vmm/network.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/if_tun.h>
+#include <net/if.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "guest/protocol.h"
+
+extern char **environ;
+
+/* passt's arguments: in the foreground, errors only (on stderr), on fd 3,
+ * the MTU the guest gets, the host's loopback out of reach unless asked,
+ * and the published ports. */
+static int spawn_passt(struct network *net, const struct cli_net *cfg, int fd,
+		       const char **why)
+{
+	static char mtu[8], tcp[CLI_MAX_PUBLISH * 12], udp[CLI_MAX_PUBLISH * 12];
+	char *argv[16];
+	int argc = 0;
+	snprintf(mtu, sizeof(mtu), "%d", NETWORK_PASST_MTU);
+	argv[argc++] = "passt";
+	argv[argc++] = "--foreground";
+	argv[argc++] = "--stderr";
+	argv[argc++] = "--quiet";
+	argv[argc++] = "--fd";
+	argv[argc++] = "3";
+	argv[argc++] = "--mtu";
+	argv[argc++] = mtu;
+	if (!cfg->host_loopback)
+		argv[argc++] = "--no-map-gw";
+	/* Started by root, passt would become nobody itself, with a
+	 * warning; said outright, it does so quietly. */
+	if (geteuid() == 0) {
+		argv[argc++] = "--runas";
+		argv[argc++] = "65534:65534";
+	}
+	size_t tl = 0, ul = 0;
+	tcp[0] = udp[0] = '\0';
+	for (unsigned int i = 0; i < cfg->nr_publish; i++) {
+		const struct cli_publish *p = &cfg->publish[i];
+		char *list = p->udp ? udp : tcp;
+		size_t *len = p->udp ? &ul : &tl;
+		*len += (size_t)snprintf(list + *len, sizeof(tcp) - *len, "%s%u:%u",
+					 *len ? "," : "", p->host, p->guest);
+	}
+	if (tl) {
+		argv[argc++] = "--tcp-ports";
+		argv[argc++] = tcp;
+	}
+	if (ul) {
+		argv[argc++] = "--udp-ports";
+		argv[argc++] = udp;
+	}
+	argv[argc] = NULL;
+
+	posix_spawn_file_actions_t fa;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fd, 3);
+	posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_addclosefrom_np(&fa, 4);
+	int err = posix_spawnp(&net->passt, "passt", &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (err == ENOENT)
+		*why = "--net user needs passt (Debian's package passt), which is not on PATH";
+	else if (err)
+		*why = "cannot start passt";
+	return -err;
+}
+
+static int start_user(struct network *net, const struct cli_net *cfg,
+		      const char **why)
+{
+	int sv[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) < 0) {
+		*why = "cannot make passt's socket pair";
+		return -errno;
+	}
+	int err = spawn_passt(net, cfg, sv[1], why);
+	close(sv[1]);
+	/* Big socket buffers: a 64 KiB frame each way is queued whole. */
+	int size = 1 << 20;
+	setsockopt(sv[0], SOL_SOCKET, SO_SNDBUF, &size, sizeof(size));
+	setsockopt(sv[0], SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+	if (err || fcntl(sv[0], F_SETFL, O_NONBLOCK) < 0) {
+		if (!err) {
+			err = -errno;
+			*why = "cannot set up passt's socket";
+		}
+		close(sv[0]);
+		return err;
+	}
+	net->device.fd = sv[0];
+	net->device.framing = VIRTIO_NET_FRAMING_STREAM;
+	net->device.mtu = NETWORK_PASST_MTU;
+	return 0;
+}
+
+static int start_tap(struct network *net, const struct cli_net *cfg,
+		     const char **why)
+{
+	static char msg[160];
+	if (!if_nametoindex(cfg->tap)) {
+		snprintf(msg, sizeof(msg),
+			 "--net tap:%s: no such network interface (make it first: ip tuntap add %s mode tap user $USER)",
+			 cfg->tap, cfg->tap);
+		*why = msg;
+		return -ENODEV;
+	}
+	int fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	struct ifreq ifr = {.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR};
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", cfg->tap);
+	int hdr = sizeof(struct virtio_net_hdr_mrg_rxbuf);
+	int err = 0;
+	if (fd < 0 || ioctl(fd, TUNSETIFF, &ifr) < 0 ||
+	    ioctl(fd, TUNSETVNETHDRSZ, &hdr) < 0) {
+		err = -errno;
+		snprintf(msg, sizeof(msg),
+			 err == -EPERM ? "--net tap:%s: not yours to open (its owner, or root, may)"
+			 : err == -EINVAL ? "--net tap:%s: not a tap device (a tun?)"
+			 : err == -EBUSY ? "--net tap:%s: in use by another program"
+					: "--net tap:%s: cannot open it",
+			 cfg->tap);
+		*why = msg;
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
+	int sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	struct ifreq mtu = {0};
+	snprintf(mtu.ifr_name, sizeof(mtu.ifr_name), "%s", cfg->tap);
+	net->device.mtu = sock >= 0 && ioctl(sock, SIOCGIFMTU, &mtu) == 0 &&
+					  mtu.ifr_mtu >= 68 && mtu.ifr_mtu <= 65535
+				  ? (uint16_t)mtu.ifr_mtu
+				  : 1500;
+	if (sock >= 0)
+		close(sock);
+	net->device.fd = fd;
+	net->device.framing = VIRTIO_NET_FRAMING_TAP;
+	return 0;
+}
+
+int network_start(struct network *net, const struct cli_net *cfg,
+		  const char **why)
+{
+	*net = (struct network){0};
+	if (cfg->mode == CLI_NET_NONE)
+		return 0;
+	if (cfg->mac_given) {
+		memcpy(net->device.mac, cfg->mac, sizeof(net->device.mac));
+	} else if (getrandom(net->device.mac, sizeof(net->device.mac), 0) !=
+		   sizeof(net->device.mac)) {
+		*why = "cannot make a MAC address";
+		return -EIO;
+	} else {
+		/* Unicast, locally administered: no vendor's. */
+		net->device.mac[0] = (uint8_t)((net->device.mac[0] & 0xfe) | 0x02);
+	}
+	int err = cfg->mode == CLI_NET_USER ? start_user(net, cfg, why)
+					    : start_tap(net, cfg, why);
+	if (err)
+		return err;
+	if (cfg->ip) {
+		net->spec[net->nr_spec++] = GUEST_NET_STATIC;
+		net->spec[net->nr_spec++] = cfg->ip;
+		net->spec[net->nr_spec++] = cfg->gateway ? cfg->gateway : "";
+		net->spec[net->nr_spec++] = cfg->dns ? cfg->dns : "";
+	} else {
+		net->spec[net->nr_spec++] = GUEST_NET_DHCP;
+	}
+	net->enabled = true;
+	return 0;
+}
