@@ -350,7 +350,7 @@ static bool tx_take(struct virtio_net *n)
 	struct net_tx *tx = n->tx;
 	struct split_ring *ring = &n->txq->ring;
 	struct desc_chain *c = &tx->chain;
-	while (tx->nr < TX_BATCH) {
+	while (tx->nr < TX_BATCH && ring->size) {
 		int room = NET_IOV_MAX - tx->nr_iov - 1;
 		int got = split_ring_pop(ring, c);
 		if (got <= 0) {
@@ -402,8 +402,14 @@ static bool tx_take(struct virtio_net *n)
 static void tx_push_done(struct virtio_net *n)
 {
 	struct net_tx *tx = n->tx;
-	while (tx->done < tx->nr && tx->ends[tx->done] <= tx->sent)
-		split_ring_push(&n->txq->ring, tx->heads[tx->done++], 0);
+	struct split_ring *ring = &n->txq->ring;
+	while (tx->done < tx->nr && tx->ends[tx->done] <= tx->sent) {
+		/* A ring that broke after the frame was taken (size 0) takes
+		 * nothing back. */
+		if (ring->size)
+			split_ring_push(ring, tx->heads[tx->done], 0);
+		tx->done++;
+	}
 	if (tx->done == tx->nr) {
 		tx->nr = tx->done = 0;
 		tx->nr_iov = tx->first_iov = 0;
