@@ -478,8 +478,17 @@ static bool tx_run(struct virtio_net *n)
 	struct split_ring *ring = &n->txq->ring;
 	bool blocked = false;
 	while (n->tx_pad && !n->backend_dead) {
-		ssize_t w = write(n->fd, zeros,
-				  n->tx_pad < sizeof(zeros) ? n->tx_pad : sizeof(zeros));
+		/* The rest of the cut frame's length if the cut fell in it
+		 * (zeros there would be read as another length), then zeros
+		 * for its bytes. */
+		size_t frame = __builtin_bswap32(n->tx_pad_prefix);
+		const void *from = zeros;
+		size_t len = n->tx_pad < sizeof(zeros) ? n->tx_pad : sizeof(zeros);
+		if (n->tx_pad > frame) {
+			len = n->tx_pad - frame;
+			from = (const uint8_t *)&n->tx_pad_prefix + PREFIX_LEN - len;
+		}
+		ssize_t w = write(n->fd, from, len);
 		if (w < 0 && errno == EAGAIN)
 			return true;
 		if (w < 0 && errno != EINTR)
@@ -674,11 +683,13 @@ static void virtio_net_reset(void *opaque)
 	unwatch_kicks(n);
 	n->running = false;
 	/* The frames in hand went with the rings. One a stream took in part
-	 * is finished with zeros, which passt drops as a bad frame: the
-	 * framing of the frames after it holds. */
+	 * is finished (its length, then zeros, which passt drops as a bad
+	 * frame): the framing of the frames after it holds. */
 	struct net_tx *tx = n->tx;
-	if (tx->done < tx->nr && tx->sent > (tx->done ? tx->ends[tx->done - 1] : 0))
+	if (tx->done < tx->nr && tx->sent > (tx->done ? tx->ends[tx->done - 1] : 0)) {
 		n->tx_pad = tx->ends[tx->done] - tx->sent;
+		n->tx_pad_prefix = tx->prefixes[tx->done];
+	}
 	tx->nr = tx->done = 0;
 	tx->nr_iov = tx->first_iov = 0;
 	tx->sent = 0;

@@ -79,7 +79,8 @@ struct virtio_net {
 	uint32_t fd_events; /* what the thread waits for on fd */
 	bool fd_watched;    /* fd is in the thread's epoll set */
 	bool backend_dead;
-	size_t tx_pad; /* zeros a stream owes for a frame a reset cut */
+	size_t tx_pad; /* what a stream owes for a frame a reset cut */
+	uint32_t tx_pad_prefix; /* that frame's length, as it went */
 	struct net_rx *rx;
 	struct net_tx *tx;
 	_Atomic uint64_t counts[NET_NR_COUNTERS];
