@@ -535,22 +535,28 @@ static void drain(int fd)
 static void watch_backend(struct virtio_net *n, bool rx_starved,
 			  bool tx_blocked)
 {
-	if (n->backend_dead) {
-		/* A hung-up descriptor reports EPOLLHUP whatever is asked:
-		 * it leaves the set. */
+	uint32_t want = n->backend_dead ? 0
+					: (rx_starved ? 0 : EPOLLIN) |
+						  (tx_blocked ? EPOLLOUT : 0);
+	if (!want) {
+		/* A hung-up descriptor reports EPOLLHUP whatever is asked,
+		 * dead or with a guest that has no buffers to read it into:
+		 * waited on for nothing, it leaves the set. */
 		if (n->fd_watched &&
 		    epoll_ctl(n->epoll_fd, EPOLL_CTL_DEL, n->fd, NULL) == 0)
 			n->fd_watched = false;
 		return;
 	}
-	uint32_t want = (rx_starved ? 0 : EPOLLIN) | (tx_blocked ? EPOLLOUT : 0);
-	if (want == n->fd_events)
+	if (n->fd_watched && want == n->fd_events)
 		return;
 	struct epoll_event ev = {.events = want, .data.u32 = 3};
-	if (epoll_ctl(n->epoll_fd, EPOLL_CTL_MOD, n->fd, &ev) == 0)
+	if (epoll_ctl(n->epoll_fd, n->fd_watched ? EPOLL_CTL_MOD : EPOLL_CTL_ADD,
+		      n->fd, &ev) == 0) {
 		n->fd_events = want;
-	else
+		n->fd_watched = true;
+	} else {
 		log_error("virtio-net: epoll_ctl: %s", strerror(errno));
+	}
 }
 
 static void *virtio_net_main(void *arg)
