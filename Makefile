@@ -120,6 +120,9 @@ $(BUILD)/tests-tsan/%: tests/unit/%.c $(BUILD)/libfsvm-tsan.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(TSAN) -o $@ $(filter %.c %.a,$^) $(LDLIBS) -lcmocka
 
+# guest/ is the init's own, in no library: a test of it builds the file.
+$(addsuffix /test_dhcp,$(BUILD)/tests $(BUILD)/tests-san $(BUILD)/tests-tsan): guest/dhcp.c
+
 # The guests: Debian's stock kernels (fetched, never installed), each with
 # our initramfs holding its own modules, side by side in $(GUEST)/SERIES/
 # (--guest-kernel SERIES picks one).

@@ -39,6 +39,15 @@
 #define GUEST_SPEC_MODULES GUEST_SPEC_DIR "/modules/"
 #define GUEST_SPEC_MODULES_ORDER GUEST_SPEC_MODULES "load-order"
 
+/* Present when the VM has a network device: the init brings eth0 up and
+ * configures it before the command starts. NUL-terminated fields: "dhcp"
+ * (address, gateway, MTU and DNS from the backend's DHCP server: passt),
+ * or "static" followed by ADDRESS/PREFIX, the gateway and a DNS server
+ * (each "" for none). IPv6 is the kernel's own (router advertisements). */
+#define GUEST_SPEC_NET GUEST_SPEC_DIR "/net"
+#define GUEST_NET_DHCP "dhcp"
+#define GUEST_NET_STATIC "static"
+
 /* The exit device: I/O ports through which the guest init hands back its
  * command's exit status, and marks the steps of its boot (fsvm -v shows
  * them on its timeline). */
