@@ -18,14 +18,15 @@
 
 const char cli_usage[] =
 	"Usage: fsvm run [OPTIONS] [--] [CMD [ARGS...]]\n"
-	"  or:  fsvm kconfig [.config]\n"
+	"  or:  fsvm kconfig [--net] [.config]\n"
 	"  or:  fsvm --help | --version\n"
 	"\n"
 	"Boots a Linux guest under KVM, runs CMD in it and exits with CMD's status\n"
 	"(else 124: timed out; 125: fsvm or the guest failed; 126: CMD not\n"
 	"executable; 127: CMD not found); without CMD, an interactive shell. `fsvm kconfig` checks a kernel's .config\n"
-	"(default ./.config) for what fsvm needs and prints the missing options as a\n"
-	"fragment to merge (exit 1 when some are missing).\n"
+	"(default ./.config) for what fsvm needs (with --net, what --net needs too)\n"
+	"and prints the missing options as a fragment to merge (exit 1 when some\n"
+	"are missing).\n"
 	"\n"
 	"options for run:\n"
 	"  --config FILE      read options from a strict JSON file (no comments, no\n"
@@ -757,11 +758,14 @@ int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 		return 0;
 	}
 	if (!strcmp(sub, "kconfig")) {
-		if (argc > 3)
+		int first = 2;
+		cfg->kconfig_net = argc > 2 && !strcmp(argv[2], "--net");
+		first += cfg->kconfig_net;
+		if (argc > first + 1 || (argc == first + 1 && argv[first][0] == '-'))
 			return cli_error(err, errlen, "%s",
-					 "kconfig: one .config at most (usage: fsvm kconfig [.config])");
+					 "kconfig: one .config at most (usage: fsvm kconfig [--net] [.config])");
 		cfg->command = CLI_KCONFIG;
-		cfg->kconfig = argc == 3 ? argv[2] : ".config";
+		cfg->kconfig = argc == first + 1 ? argv[first] : ".config";
 		return 0;
 	}
 	if (strcmp(sub, "run"))

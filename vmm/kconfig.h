@@ -4,12 +4,13 @@
 #ifndef FSVM_KCONFIG_H
 #define FSVM_KCONFIG_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
-/* Reads the .config at path; prints the fragment of missing options to
+/* Reads the .config at path (with net, also for what --net needs); prints the fragment of missing options to
  * out (nothing when none is missing) and a one-line verdict to err.
  * Returns the number of missing options, or a negative errno when the
  * file cannot be read (said on err). */
-int kconfig_check(const char *path, FILE *out, FILE *err);
+int kconfig_check(const char *path, bool net, FILE *out, FILE *err);
 
 #endif

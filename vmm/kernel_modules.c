@@ -13,10 +13,15 @@
 
 /* What mounting the shares takes, each after what it depends on; a
  * kernel with one built in simply has no such module. */
-static const char *const wanted[] = {
-	"virtio_ring",	 "virtio",     "virtio_pci_modern_dev",
-	"virtio_pci_legacy_dev", "virtio_pci", "virtio_mmio",
-	"fuse",		 "virtiofs",   "overlay",
+static const struct {
+	const char *name;
+	bool net; /* only with --net: eth0's driver */
+} wanted[] = {
+	{"virtio_ring", false}, {"virtio", false}, {"virtio_pci_modern_dev", false},
+	{"virtio_pci_legacy_dev", false}, {"virtio_pci", false},
+	{"virtio_mmio", false}, {"fuse", false}, {"virtiofs", false},
+	{"overlay", false}, {"failover", true}, {"net_failover", true},
+	{"virtio_net", true},
 };
 
 #define TREE_DEPTH 4 /* arch/x86/boot/bzImage is three below the root */
@@ -69,12 +74,13 @@ static int pick_modules(struct kernel_modules *km, const char *index)
 		char name[64];
 		module_name(line, name, sizeof(name));
 		for (size_t i = 0; i < sizeof(wanted) / sizeof(wanted[0]); i++)
-			if (!strcmp(name, wanted[i]) && !found[i][0])
+			if (!strcmp(name, wanted[i].name) && !found[i][0])
 				snprintf(found[i], sizeof(found[i]), "%s", line);
 	}
 	fclose(f);
 	for (size_t i = 0; i < sizeof(wanted) / sizeof(wanted[0]); i++) {
-		if (!found[i][0] || km->nr == KERNEL_MODULES_MAX)
+		if (!found[i][0] || km->nr == KERNEL_MODULES_MAX ||
+		    (wanted[i].net && !km->net))
 			continue;
 		size_t l = strlen(found[i]);
 		/* A build tree's 6.2+ modules.order names the objects. */
@@ -159,6 +165,7 @@ int kernel_modules_find(const struct fsvm_config *cfg,
 			struct kernel_modules *km)
 {
 	memset(km, 0, sizeof(*km));
+	km->net = cfg->net.mode != CLI_NET_NONE;
 	if (cfg->modules)
 		return from_installed(cfg->modules, km) ? -1 : 0;
 	if (cfg->kernel)

@@ -19,6 +19,7 @@ struct kernel_modules {
 	char root[PATH_MAX];  /* the build tree, or DIR/lib/modules/VERSION */
 	char version[128];    /* the kernel release; "" if unknown */
 	bool installed;       /* root is an installed tree (shareable) */
+	bool net;             /* the network's modules too (--net) */
 	unsigned int nr;      /* modules to load, in order */
 	char path[KERNEL_MODULES_MAX][PATH_MAX]; /* each on the host */
 	char name[KERNEL_MODULES_MAX][64];       /* each file's name */

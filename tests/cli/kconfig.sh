@@ -27,6 +27,18 @@ printf '%s\n' "$out" >>"$TMP/merged.config"
 run_fsvm kconfig "$TMP/merged.config"
 expect_eq "merged: status" 0 "$rc"
 
+# --net: what the guest's network needs too, only when asked.
+run_fsvm kconfig --net "$config"
+expect_eq "debian --net: status" 0 "$rc"
+expect_match "debian --net: virtio-net a module" "modules .*CONFIG_VIRTIO_NET" "$err"
+grep -v '^CONFIG_VIRTIO_NET=' "$config" >"$TMP/no-net.config"
+chmod 644 "$TMP/no-net.config"
+run_fsvm kconfig "$TMP/no-net.config"
+expect_eq "no virtio-net, no --net: status" 0 "$rc"
+run_fsvm kconfig --net "$TMP/no-net.config"
+expect_eq "no virtio-net, --net: status" 1 "$rc"
+expect_eq "no virtio-net, --net: fragment" "CONFIG_VIRTIO_NET=y" "$(printf '%s\n' "$out" | grep -v '^#')"
+
 # A config with none of it: every option, virtio-pci first of its pair.
 echo "# CONFIG_64BIT is not set" >"$TMP/empty.config"
 chmod 644 "$TMP/empty.config"
