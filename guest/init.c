@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "guest/mounts.h"
+#include "guest/net.h"
 #include "guest/protocol.h"
 
 #define INIT_MAX_ARGS 4096
@@ -174,6 +175,19 @@ static int read_user(struct run_as *as)
 	return 0;
 }
 
+/* --net: how eth0 is set up, read while the job is at hand (the root
+ * switch leaves it behind); job->wanted stays false without one. */
+static int read_net(struct net_job *job)
+{
+	static char buf[512];
+	char *f[6];
+	size_t len = read_spec("/" GUEST_SPEC_NET, buf, sizeof(buf));
+	*job = (struct net_job){0};
+	if (!len && access("/" GUEST_SPEC_NET, F_OK) < 0)
+		return 0;
+	return net_parse_job(f, len ? split_fields(buf, len, f, 5) : 0, job);
+}
+
 /* In the command's process: give up root for the user's ids. */
 static void become(const struct run_as *as)
 {
@@ -269,6 +283,7 @@ int main(void)
 	static char *shell[] = {"/bin/sh", NULL};
 	static char cwd[4096];
 	struct run_as as = {0};
+	struct net_job net;
 
 	mount_basics(); /* /dev first: the kernel's clock is read in /dev/kmsg */
 	mark_init();
@@ -290,12 +305,17 @@ int main(void)
 		dprintf(STDERR_FILENO, "fsvm-init: --user: malformed job file\n");
 		report(EXIT_SETUP_FAILED);
 	}
+	if (read_net(&net) < 0)
+		report(EXIT_SETUP_FAILED);
 	apply_env();
-	load_modules();
+	load_modules(net.wanted);
 	mark(GUEST_MARK_MODULES);
 	if (mount_shares() < 0)
 		report(EXIT_SETUP_FAILED);
 	mark(GUEST_MARK_ROOT);
+	/* After the root: resolv.conf goes into the guest's /etc. */
+	if (net.wanted && net_configure(&net) < 0)
+		report(EXIT_SETUP_FAILED);
 	if (!cwd[0] || chdir(cwd) < 0) {
 		if (cwd_required) {
 			dprintf(STDERR_FILENO, "fsvm-init: --cwd %s: %s\n", cwd,

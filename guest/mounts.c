@@ -19,6 +19,7 @@
 
 #define MODULES_DIR "/lib/modules/"
 #define MODULES_LIST MODULES_DIR "load-order"
+#define MODULES_NET_LIST MODULES_DIR "load-order-net"
 #define NEW_ROOT "/mnt/root"
 #define LOWER "/mnt/lower"
 #define OVERLAY_RW "/mnt/rw"
@@ -70,19 +71,14 @@ static char *read_file(const char *path, size_t *len)
 	return buf;
 }
 
-void load_modules(void)
+/* Loads the modules a list names, one a line, from dir; false if there
+ * is no list. */
+static bool load_list(const char *dir, const char *list_path)
 {
-	/* A --kernel of the user's own brings its modules in the job;
-	 * otherwise the initramfs's go with the default kernel. */
-	const char *dir = "/" GUEST_SPEC_MODULES;
 	size_t len;
-	char *list = read_file("/" GUEST_SPEC_MODULES_ORDER, &len);
-	if (!list) {
-		dir = MODULES_DIR;
-		list = read_file(MODULES_LIST, &len);
-	}
+	char *list = read_file(list_path, &len);
 	if (!list)
-		return;
+		return false;
 	for (char *name = strtok(list, "\n"); name; name = strtok(NULL, "\n")) {
 		char path[256];
 		snprintf(path, sizeof(path), "%s%s", dir, name);
@@ -93,11 +89,26 @@ void load_modules(void)
 		 * unpacks them if it can (CONFIG_MODULE_DECOMPRESS). */
 		int flags = strstr(name, ".ko.") ? MODULE_INIT_COMPRESSED_FILE : 0;
 		/* A kernel with the driver built in (or a different kernel)
-		 * refuses the module; the mount below says if it mattered. */
+		 * refuses the module; the mount or the network's set-up
+		 * says if it mattered. */
 		syscall(SYS_finit_module, fd, "", flags);
 		close(fd);
 	}
 	free(list);
+	return true;
+}
+
+void load_modules(bool network)
+{
+	/* A --kernel of the user's own brings its modules in the job, all
+	 * loaded; otherwise the initramfs's go with the default kernel. */
+	if (load_list("/" GUEST_SPEC_MODULES, "/" GUEST_SPEC_MODULES_ORDER))
+		return;
+	load_list(MODULES_DIR, MODULES_LIST);
+	/* The network device's driver apart: a VM without one does not
+	 * pay for loading it. */
+	if (network)
+		load_list(MODULES_DIR, MODULES_NET_LIST);
 }
 
 static int mkdir_p(const char *path)
