@@ -34,6 +34,7 @@ _Static_assert(DHCP_MAX_DNS <= NET_MAX_DNS, "a lease's DNS servers fit");
  * a lost packet costs little, and a guest with no server waits 5 s. */
 #define DHCP_FIRST_WAIT_MS 200
 #define DHCP_GIVE_UP_MS 5000
+#define VIRTIO_NET_DRIVER "/sys/bus/virtio/drivers/virtio_net"
 #define RESOLV_CONF "/etc/resolv.conf"
 #define RESOLV_CONF_NEW "/etc/.resolv.conf.fsvm"
 #define RUN_DIR "/run/fsvm"
@@ -332,16 +333,24 @@ static int apply(int sock, const char *ifname, const struct net_settings *s)
 	return s->gateway.s_addr ? add_default_route(sock, ifname, s->gateway) : 0;
 }
 
+/* A kernel without the driver (a --kernel's), or a VM without the device. */
+static int missing_interface(const char *ifname)
+{
+	if (access(VIRTIO_NET_DRIVER, F_OK) == 0)
+		return explain(ENODEV, "no %s: the virtio-net driver found no device",
+			       ifname);
+	return explain(ENODEV, "no %s: the kernel has no virtio-net driver (virtio_net: CONFIG_VIRTIO_NET)",
+		       ifname);
+}
+
 static int configure(int sock, const char *ifname, const struct net_job *job,
 		     struct net_settings *applied)
 {
 	struct ifreq ifr;
 	name_request(&ifr, ifname);
 	if (ioctl(sock, SIOCGIFHWADDR, &ifr) < 0)
-		return errno == ENODEV
-			       ? explain(ENODEV, "no %s: the kernel has no driver for the network device (virtio_net: CONFIG_VIRTIO_NET)",
-					 ifname)
-			       : fail(errno, "%s", ifname);
+		return errno == ENODEV ? missing_interface(ifname)
+				       : fail(errno, "%s", ifname);
 	uint8_t mac[ETH_ALEN];
 	memcpy(mac, ifr.ifr_hwaddr.sa_data, sizeof(mac));
 	int err = bring_up(sock, ifname);
