@@ -12,73 +12,17 @@
 #include <cmocka.h>
 
 #include "guest/dhcp.h"
+#include "tests/unit/dhcp_wire.h"
 
 #define XID 0x12345678u
-#define IP_HEADER 20
-#define UDP_HEADER 8
-#define BOOTP_FIXED 236 /* up to the magic cookie */
-#define OPTIONS_AT (IP_HEADER + UDP_HEADER + BOOTP_FIXED + 4)
 
 static const uint8_t mac[DHCP_MAC_LEN] = {0x52, 0x54, 0x00, 0x12, 0x34, 0x56};
-static const uint8_t cookie[4] = {99, 130, 83, 99};
 
-/* RFC 1071, written again here so the code under test is not its own
- * judge. */
-static uint16_t ones_sum(const uint8_t *p, size_t len, uint32_t sum)
-{
-	for (size_t i = 0; i < len; i++)
-		sum += i % 2 ? p[i] : (uint32_t)p[i] << 8;
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)sum;
-}
-
-static void put16(uint8_t *p, size_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static size_t get16(const uint8_t *p)
-{
-	return (size_t)p[0] << 8 | p[1];
-}
-
-static void fix_ip_checksum(uint8_t *pkt)
-{
-	put16(pkt + 10, 0);
-	put16(pkt + 10, (uint16_t)~ones_sum(pkt, (size_t)(pkt[0] & 0xf) * 4, 0));
-}
-
-/* A server's reply from 10.0.2.2 offering 10.0.2.15, with these options
- * after the cookie. */
+/* A reply to XID of mac, offering 10.0.2.15, with these options. */
 static size_t reply(uint8_t *pkt, const uint8_t *options, size_t options_len)
 {
-	size_t bootp_len = BOOTP_FIXED + 4 + options_len;
-	size_t total = IP_HEADER + UDP_HEADER + bootp_len;
-	memset(pkt, 0, total);
-	pkt[0] = 0x45;
-	put16(pkt + 2, total);
-	pkt[8] = 64;
-	pkt[9] = 17; /* UDP */
-	memcpy(pkt + 12, (uint8_t[]){10, 0, 2, 2}, 4);
-	memset(pkt + 16, 0xff, 4);
-	fix_ip_checksum(pkt);
-	uint8_t *udp = pkt + IP_HEADER;
-	put16(udp, 67);
-	put16(udp + 2, 68);
-	put16(udp + 4, UDP_HEADER + bootp_len);
-	uint8_t *bootp = udp + UDP_HEADER;
-	bootp[0] = 2; /* BOOTREPLY */
-	bootp[1] = 1;
-	bootp[2] = 6;
-	uint32_t xid = XID;
-	memcpy(bootp + 4, &xid, 4);
-	memcpy(bootp + 16, (uint8_t[]){10, 0, 2, 15}, 4);
-	memcpy(bootp + 28, mac, sizeof(mac));
-	memcpy(bootp + BOOTP_FIXED, cookie, 4);
-	memcpy(bootp + BOOTP_FIXED + 4, options, options_len);
-	return total;
+	return dhcp_wire_reply(pkt, XID, mac, (uint8_t[]){10, 0, 2, 15},
+			       options, options_len);
 }
 
 /* Parses a copy exactly len bytes long, so ASan sees any read past it. */
@@ -334,15 +278,6 @@ static void test_random_options(void **state)
 	}
 }
 
-static const uint8_t *find_option(const uint8_t *pkt, size_t len, uint8_t code)
-{
-	for (size_t i = OPTIONS_AT; i + 1 < len && pkt[i] != 255;
-	     i += pkt[i] ? 2 + (size_t)pkt[i + 1] : 1)
-		if (pkt[i] == code)
-			return pkt + i;
-	return NULL;
-}
-
 static void check_headers(const uint8_t *pkt, size_t len)
 {
 	assert_int_equal(len, DHCP_PACKET_SIZE);
@@ -369,7 +304,7 @@ static void check_headers(const uint8_t *pkt, size_t len)
 	assert_int_equal(xid, XID);
 	assert_int_equal(get16(bootp + 10), 0x8000); /* broadcast replies */
 	assert_memory_equal(bootp + 28, mac, sizeof(mac));
-	assert_memory_equal(bootp + BOOTP_FIXED, cookie, 4);
+	assert_memory_equal(bootp + BOOTP_FIXED, dhcp_cookie, 4);
 }
 
 static void test_discover(void **state)
@@ -378,11 +313,11 @@ static void test_discover(void **state)
 	uint8_t pkt[DHCP_PACKET_SIZE];
 	size_t len = dhcp_build(pkt, DHCP_DISCOVER, XID, mac, NULL);
 	check_headers(pkt, len);
-	const uint8_t *type = find_option(pkt, len, 53);
+	const uint8_t *type = dhcp_wire_option(pkt, len, 53);
 	assert_non_null(type);
 	assert_int_equal(type[2], DHCP_DISCOVER);
-	assert_null(find_option(pkt, len, 50));
-	const uint8_t *asked = find_option(pkt, len, 55);
+	assert_null(dhcp_wire_option(pkt, len, 50));
+	const uint8_t *asked = dhcp_wire_option(pkt, len, 55);
 	assert_non_null(asked);
 	assert_memory_equal(asked + 2, ((uint8_t[]){1, 3, 6, 26}), 4);
 }
@@ -396,9 +331,9 @@ static void test_request(void **state)
 	uint8_t pkt[DHCP_PACKET_SIZE];
 	size_t len = dhcp_build(pkt, DHCP_REQUEST, XID, mac, &offer);
 	check_headers(pkt, len);
-	assert_int_equal(find_option(pkt, len, 53)[2], DHCP_REQUEST);
-	const uint8_t *wanted = find_option(pkt, len, 50);
-	const uint8_t *server = find_option(pkt, len, 54);
+	assert_int_equal(dhcp_wire_option(pkt, len, 53)[2], DHCP_REQUEST);
+	const uint8_t *wanted = dhcp_wire_option(pkt, len, 50);
+	const uint8_t *server = dhcp_wire_option(pkt, len, 54);
 	assert_non_null(wanted);
 	assert_non_null(server);
 	assert_memory_equal(wanted + 1, ((uint8_t[]){4, 10, 0, 2, 15}), 5);
