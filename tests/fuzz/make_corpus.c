@@ -723,11 +723,206 @@ static void pci_seeds(void)
 	save(t, "odd-widths");
 }
 
+/* --- fuzz_virtio_net: a configuration byte, then operations (the
+ * format is fuzz_virtio_net.c's). */
+
+#define NET_MRG 0x01
+#define NET_CSUM 0x02
+#define NET_EVENT_IDX 0x04
+#define NET_INDIRECT 0x08
+#define NET_MTU(i) ((i) << 4) /* 68, 1500, 9000, 65520 */
+#define NET_SMALL_SNDBUF 0x40
+#define NET_TX 0
+#define NET_RX 1
+#define NET_HDR 12
+
+static void put16(uint16_t v)
+{
+	put(&v, sizeof(v));
+}
+
+/* A chain of nr descriptors on queue q, then each with net_desc. */
+static void net_chain(unsigned int q, unsigned int nr, uint8_t opts)
+{
+	put8((uint8_t)((nr - 1) << 4 | q));
+	put8(opts);
+}
+
+/* A descriptor at buf (a multiple of 3 from the buffers' start). */
+static void net_desc(uint8_t flags, uint32_t buf, uint16_t len)
+{
+	put8(flags);
+	put16((uint16_t)(buf / 3));
+	put16(len);
+}
+
+/* A transmit frame of len bytes (after its header) in one descriptor. */
+static void net_tx(uint32_t buf, uint16_t len)
+{
+	net_chain(NET_TX, 1, 0);
+	net_desc(0, buf, (uint16_t)(NET_HDR + len));
+}
+
+/* A 4 KiB receive buffer. */
+static void net_rx(uint32_t buf)
+{
+	net_chain(NET_RX, 1, 0);
+	net_desc(0, buf, 4096);
+}
+
+/* passt sends a frame of len bytes. */
+static void net_peer_frame(uint16_t len)
+{
+	put8(3);
+	put16(len);
+}
+
+static void net_peer_read(void)
+{
+	put8(5);
+}
+
+static void net_seeds(void)
+{
+	const char *t = "fuzz_virtio_net";
+
+	/* Frames out: whole, split with the header alone, through an
+	 * indirect table; passt reads them. */
+	begin(NULL, 0);
+	put8(NET_MRG | NET_CSUM | NET_EVENT_IDX | NET_INDIRECT | NET_MTU(3));
+	net_tx(0, 60);
+	net_chain(NET_TX, 3, 0);
+	net_desc(0, 0x300, NET_HDR);
+	net_desc(0, 0x600, 1000);
+	net_desc(0, 0x1200, 500);
+	net_chain(NET_TX, 2, 1);
+	net_desc(0, 0x3000, NET_HDR + 7);
+	net_desc(0, 0x3300, 9000);
+	net_peer_read();
+	save(t, "tx-frames");
+
+	/* Frames in, in mergeable buffers: one, one over five, one over
+	 * more than were posted until more are. */
+	begin(NULL, 0);
+	put8(NET_MRG | NET_CSUM | NET_MTU(3));
+	for (uint32_t i = 0; i < 8; i++)
+		net_rx(i * 4098);
+	net_peer_frame(60);
+	net_peer_frame(20000);
+	net_peer_frame(65000);
+	for (uint32_t i = 8; i < 24; i++)
+		net_rx(i * 4098);
+	save(t, "rx-mergeable");
+
+	/* Without mergeable buffers: a chain a frame, a header buffer and
+	 * the frame's; the largest frame the MTU allows, then one more. */
+	begin(NULL, 0);
+	put8(NET_MTU(1));
+	for (uint32_t i = 0; i < 4; i++) {
+		net_chain(NET_RX, 2, 0);
+		net_desc(0, i * 0x900, NET_HDR);
+		net_desc(0, i * 0x900 + 0x30, 1518);
+	}
+	net_peer_frame(60);
+	net_peer_frame(1518);
+	net_peer_frame(1519);
+	net_peer_frame(100);
+	save(t, "rx-one-chain-a-frame");
+
+	/* Chains that are no frame among frames: a runt, a header alone,
+	 * an empty descriptor, one past the MTU, a writable buffer, an
+	 * address outside RAM; then a loop breaks the ring. */
+	begin(NULL, 0);
+	put8(NET_MTU(1));
+	net_tx(0, 10);
+	net_tx(0, 0);
+	net_chain(NET_TX, 1, 0);
+	net_desc(0, 0, 0);
+	net_tx(0, 1519);
+	net_tx(0, 1518);
+	net_chain(NET_TX, 2, 0);
+	net_desc(0, 0, NET_HDR + 60);
+	net_desc(1, 0x3000, 64);
+	net_chain(NET_TX, 1, 0);
+	put8(8);
+	put(&(uint32_t){0x100000}, 4);
+	put16(NET_HDR + 60);
+	net_tx(0, 60);
+	net_chain(NET_TX, 2, 0); /* descriptors 9 and 10, 10's next 9 */
+	net_desc(0, 0, 100);
+	put8(4 | 16);
+	put8(9);
+	put16(0);
+	put16(100);
+	net_peer_read();
+	save(t, "tx-hostile");
+
+	/* A small socket buffer stops the device's writes in the middle
+	 * of a frame; a reset there; the frames of the new rings after. */
+	begin(NULL, 0);
+	put8(NET_SMALL_SNDBUF | NET_INDIRECT | NET_MTU(2));
+	for (int i = 0; i < 8; i++)
+		net_tx(0, 9000);
+	put8(7);
+	put8(NET_INDIRECT);
+	net_tx(0, 60);
+	net_peer_read();
+	save(t, "reset-mid-frame");
+
+	/* The same with a batch of small frames made available at once:
+	 * one writev, which Linux 6.18 (where this was made) cuts in the
+	 * middle of a frame's length. */
+	begin(NULL, 0);
+	put8(NET_SMALL_SNDBUF | NET_MTU(1));
+	for (int i = 0; i < 32; i++) {
+		net_chain(NET_TX, 1, 4);
+		net_desc(0, 0, NET_HDR + 274);
+	}
+	put8(2);
+	put8(7);
+	put8(0);
+	net_tx(0, 60);
+	net_peer_read();
+	save(t, "reset-cuts-a-length");
+
+	/* passt sends a length no frame has. */
+	begin(NULL, 0);
+	put8(NET_MRG | NET_MTU(3));
+	net_rx(0);
+	put8(4);
+	put8(8);
+	put(&(uint64_t){0}, 8);
+	net_tx(0x2000, 60);
+	net_peer_read();
+	save(t, "peer-impossible-length");
+
+	/* passt sends with no buffer posted, and hangs up; the guest posts
+	 * buffers after. */
+	begin(NULL, 0);
+	put8(NET_MRG | NET_MTU(1));
+	for (int i = 0; i < 3; i++)
+		net_peer_frame(1514);
+	put8(6);
+	for (uint32_t i = 0; i < 4; i++)
+		net_rx(i * 4098);
+	save(t, "peer-hangs-up-starved");
+
+	/* A chain made available under an index that claims 200 more. */
+	begin(NULL, 0);
+	put8(NET_MTU(1));
+	net_chain(NET_TX, 1, 4);
+	net_desc(0, 0, NET_HDR + 60);
+	put8(2 | 2 << 4);
+	put8(200);
+	save(t, "avail-index-too-far");
+}
+
 int main(void)
 {
 	virtq_seeds();
 	fuse_seeds();
 	mmio_seeds();
 	pci_seeds();
+	net_seeds();
 	return 0;
 }
