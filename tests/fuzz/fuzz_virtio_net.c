@@ -303,6 +303,10 @@ static void chain(struct input *in, unsigned int q, unsigned int nr)
 		uint16_t f = (uint16_t)(((q == RXQ) ^ (flags & 1) ? VRING_DESC_F_WRITE : 0) |
 					(flags & 2 ? VRING_DESC_F_INDIRECT : 0) |
 					(i + 1 < nr || flags & 16 ? VRING_DESC_F_NEXT : 0));
+		/* An indirect table the input did not write is whatever the
+		 * device wrote in the buffers: addresses anywhere. */
+		if (flags & 2)
+			tame = false;
 		uint16_t next = (uint16_t)((at + 1) % (table ? nr : QSIZE));
 		if (flags & 4)
 			next = get8(in);
