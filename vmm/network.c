@@ -123,22 +123,23 @@ static int start_tap(struct network *net, const struct cli_net *cfg,
 		return -ENODEV;
 	}
 	int fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		*why = "--net tap: cannot open /dev/net/tun";
+		return -errno;
+	}
 	struct ifreq ifr = {.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR};
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", cfg->tap);
 	int hdr = sizeof(struct virtio_net_hdr_mrg_rxbuf);
-	int err = 0;
-	if (fd < 0 || ioctl(fd, TUNSETIFF, &ifr) < 0 ||
-	    ioctl(fd, TUNSETVNETHDRSZ, &hdr) < 0) {
-		err = -errno;
+	if (ioctl(fd, TUNSETIFF, &ifr) < 0 || ioctl(fd, TUNSETVNETHDRSZ, &hdr) < 0) {
+		int err = -errno;
 		snprintf(msg, sizeof(msg),
 			 err == -EPERM ? "--net tap:%s: not yours to open (its owner, or root, may)"
 			 : err == -EINVAL ? "--net tap:%s: not a tap device (a tun?)"
 			 : err == -EBUSY ? "--net tap:%s: in use by another program"
-					: "--net tap:%s: cannot open it",
+					: "--net tap:%s: cannot attach to it",
 			 cfg->tap);
 		*why = msg;
-		if (fd >= 0)
-			close(fd);
+		close(fd);
 		return err;
 	}
 	int sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
