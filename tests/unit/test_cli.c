@@ -118,6 +118,72 @@ static void test_version(void **state)
 }
 
 /* fsvm kconfig's one argument; run's --modules. */
+/* --net, --mac and --publish: each value checked, each mistake one line. */
+static void test_net_options(void **state)
+{
+	(void)state;
+	struct parsed *p = parse("run", "--", "true");
+	expect_ok(p);
+	assert_int_equal(p->cfg.net.mode, CLI_NET_NONE);
+	done(p);
+	p = parse("run", "--net", "user,host-loopback", "--publish", "8080:80",
+		  "--publish", "5353/udp", "--mac", "02:00:00:00:00:01", "--", "true");
+	expect_ok(p);
+	assert_int_equal(p->cfg.net.mode, CLI_NET_USER);
+	assert_true(p->cfg.net.host_loopback);
+	assert_int_equal(p->cfg.net.nr_publish, 2);
+	assert_int_equal(p->cfg.net.publish[0].host, 8080);
+	assert_int_equal(p->cfg.net.publish[0].guest, 80);
+	assert_false(p->cfg.net.publish[0].udp);
+	assert_int_equal(p->cfg.net.publish[1].guest, 5353);
+	assert_true(p->cfg.net.publish[1].udp);
+	assert_true(p->cfg.net.mac_given);
+	assert_int_equal(p->cfg.net.mac[5], 1);
+	done(p);
+	p = parse("run", "--net", "tap:tap0,ip=10.0.0.2/24,gw=10.0.0.1,dns=fd00::1", "--", "true");
+	expect_ok(p);
+	assert_int_equal(p->cfg.net.mode, CLI_NET_TAP);
+	assert_string_equal(p->cfg.net.tap, "tap0");
+	assert_string_equal(p->cfg.net.ip, "10.0.0.2/24");
+	assert_string_equal(p->cfg.net.gateway, "10.0.0.1");
+	assert_string_equal(p->cfg.net.dns, "fd00::1");
+	done(p);
+	/* The last --net wins whole: none forgets the options before it. */
+	p = parse("run", "--net", "user,host-loopback", "--net", "none", "--", "true");
+	expect_ok(p);
+	assert_int_equal(p->cfg.net.mode, CLI_NET_NONE);
+	assert_false(p->cfg.net.host_loopback);
+	done(p);
+	expect_error(parse("run", "--net", "slirp", "--", "true"),
+		     "--net: 'slirp' is not none, user or tap:NAME");
+	expect_error(parse("run", "--net", "tap:", "--", "true"),
+		     "--net: 'tap:' is not tap:NAME with an interface name of 1 to 15 characters");
+	expect_error(parse("run", "--net", "tap:x,host-loopback", "--", "true"),
+		     "--net: host-loopback is for --net user only");
+	expect_error(parse("run", "--net", "user,ip=10.0.0.2", "--", "true"),
+		     "--net: ip='10.0.0.2' is not an IPv4 ADDRESS/PREFIX (e.g. 10.0.0.2/24)");
+	expect_error(parse("run", "--net", "user,gw=10.0.0.1", "--", "true"),
+		     "--net: gw= needs ip= (a static address)");
+	expect_error(parse("run", "--net", "none,ip=10.0.0.2/24", "--", "true"),
+		     "--net none takes no options ('ip=10.0.0.2/24')");
+	expect_error(parse("run", "--net", "user,fast", "--", "true"),
+		     "--net: unknown option 'fast' (host-loopback, ip=, gw=, dns=)");
+	expect_error(parse("run", "--publish", "80", "--", "true"),
+		     "--publish needs --net user (passt forwards the ports)");
+	expect_error(parse("run", "--net", "user", "--publish", "0:80", "--", "true"),
+		     "--publish: '0:80' is not HOST_PORT:GUEST_PORT[/udp] with ports 1 to 65535");
+	expect_error(parse("run", "--net", "user", "--publish", "80:80/sctp", "--", "true"),
+		     "--publish: '80:80/sctp' is not HOST_PORT:GUEST_PORT[/udp] with ports 1 to 65535");
+	expect_error(parse("run", "--net", "user", "--publish", "80", "--publish", "80:81", "--", "true"),
+		     "--publish 80:81: that host port is published twice");
+	expect_error(parse("run", "--net", "user", "--mac", "01:00:00:00:00:01", "--", "true"),
+		     "--mac: 01:00:00:00:00:01 is a multicast address (the first byte is odd)");
+	expect_error(parse("run", "--net", "user", "--mac", "02:00:00:00:00", "--", "true"),
+		     "--mac: '02:00:00:00:00' is not XX:XX:XX:XX:XX:XX");
+	expect_error(parse("run", "--mac", "02:00:00:00:00:01", "--", "true"),
+		     "--mac needs --net user or --net tap:NAME");
+}
+
 static void test_kconfig_and_modules(void **state)
 {
 	(void)state;
@@ -132,7 +198,7 @@ static void test_kconfig_and_modules(void **state)
 	assert_string_equal(p->cfg.kconfig, "/src/linux/.config");
 	done(p);
 	expect_error(parse("kconfig", "a", "b"),
-		     "kconfig: one .config at most (usage: fsvm kconfig [.config])");
+		     "kconfig: one .config at most (usage: fsvm kconfig [--net] [.config])");
 	p = parse("run", "--kernel", "vmlinux", "--modules", "/tmp/mods", "--", "true");
 	expect_ok(p);
 	assert_string_equal(p->cfg.modules, "/tmp/mods");
@@ -1005,6 +1071,7 @@ int main(void)
 		cmocka_unit_test(test_help),
 		cmocka_unit_test(test_version),
 		cmocka_unit_test(test_kconfig_and_modules),
+		cmocka_unit_test(test_net_options),
 		cmocka_unit_test(test_run_defaults),
 		cmocka_unit_test(test_run_every_option),
 		cmocka_unit_test(test_run_options_with_equals),
