@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <linux/if_tun.h>
 #include <net/if.h>
+#include <net/route.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,36 @@
 
 extern char **environ;
 
+/* Whether this network namespace routes the family anywhere (a default
+ * route, up and not a reject route): passt hands the guest the addresses
+ * of the interface that route goes through, and does without a family
+ * that has none only after a warning. */
+static bool default_route(bool v6)
+{
+	FILE *f = fopen(v6 ? "/proc/net/ipv6_route" : "/proc/net/route", "r");
+	if (!f)
+		return false;
+	char line[512];
+	bool found = false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char dev[IFNAMSIZ + 1] = "", dst[40], mask[40];
+		unsigned int flags;
+		if (v6)
+			found = sscanf(line, "%32s %2s %*s %*s %*s %*s %*s %*s %x %16s", dst,
+				       mask, &flags, dev) == 4 &&
+				!strcmp(dst, "00000000000000000000000000000000") &&
+				!strcmp(mask, "00");
+		else
+			found = sscanf(line, "%16s %8s %*s %x %*s %*s %*s %8s", dev, dst,
+				       &flags, mask) == 4 &&
+				!strcmp(dst, "00000000") && !strcmp(mask, "00000000");
+		found = found && (flags & RTF_UP) && !(flags & RTF_REJECT) &&
+			strcmp(dev, "lo");
+	}
+	fclose(f);
+	return found;
+}
+
 /* passt's arguments: in the foreground, errors only (on stderr), on fd 3,
  * the MTU the guest gets, the host's loopback out of reach unless asked,
  * and the published ports. */
@@ -30,7 +61,7 @@ static int spawn_passt(struct network *net, const struct cli_net *cfg, int fd,
 		       const char **why)
 {
 	static char mtu[8], tcp[CLI_MAX_PUBLISH * 12], udp[CLI_MAX_PUBLISH * 12];
-	char *argv[16];
+	char *argv[20];
 	int argc = 0;
 	snprintf(mtu, sizeof(mtu), "%d", NETWORK_PASST_MTU);
 	argv[argc++] = "passt";
@@ -43,6 +74,15 @@ static int spawn_passt(struct network *net, const struct cli_net *cfg, int fd,
 	argv[argc++] = mtu;
 	if (!cfg->host_loopback)
 		argv[argc++] = "--no-map-gw";
+	bool v4 = default_route(false), v6 = default_route(true);
+	if (!v4 && !v6) {
+		*why = "--net user: this host has no default route (passt gives the guest the addresses of the interface it goes through)";
+		return -ENETUNREACH;
+	}
+	if (!v6)
+		argv[argc++] = "--ipv4-only";
+	else if (!v4)
+		argv[argc++] = "--ipv6-only";
 	/* Started by root, passt would become nobody itself, with a
 	 * warning; said outright, it does so quietly. */
 	if (geteuid() == 0) {
