@@ -869,9 +869,8 @@ static void net_seeds(void)
 	net_peer_read();
 	save(t, "reset-mid-frame");
 
-	/* The same with a batch of small frames made available at once:
-	 * one writev, which Linux 6.18 (where this was made) cuts in the
-	 * middle of a frame's length. */
+	/* The same with small frames, all made available at once: the
+	 * reset finds most still waiting to go. */
 	begin(NULL, 0);
 	put8(NET_SMALL_SNDBUF | NET_MTU(1));
 	for (int i = 0; i < 32; i++) {
@@ -883,7 +882,7 @@ static void net_seeds(void)
 	put8(0);
 	net_tx(0, 60);
 	net_peer_read();
-	save(t, "reset-cuts-a-length");
+	save(t, "reset-with-frames-waiting");
 
 	/* passt sends a length no frame has. */
 	begin(NULL, 0);

@@ -588,9 +588,9 @@ static int teardown(void **state)
 /* Frames in one descriptor, split across several (a header over three),
  * and through indirect tables, the largest passt takes among them: the
  * peer reads each as its length and the frame, in order; every chain
- * comes back, in order, and an interrupt says so; the counters add up. A
- * burst of more frames than a batch goes out in order too, and so do
- * chains of so many descriptors that a batch ends early. */
+ * comes back and an interrupt says so; the counters add up. A burst of
+ * 100 frames goes out in order too, and so do frames of 600 descriptors
+ * each. */
 static void test_tx_frames_in_order(void **state)
 {
 	struct rig *r = *state;
@@ -630,7 +630,6 @@ static void test_tx_frames_in_order(void **state)
 		peer_expect(r, ETH_HLEN + i * 15, 100 + i);
 	drv_tx_done(r, heads, 100);
 
-	/* 600 descriptors a frame: a writev's 1024 hold one. */
 	for (unsigned int i = 0; i < 3; i++)
 		heads[i] = drv_tx(r, 1188, 200 + i, 600, true);
 	drv_publish(r, TXQ);
@@ -755,76 +754,51 @@ static void test_tx_ring_errors(void **state)
 }
 
 /* The guest resets the device while passt, reading nothing, holds part
- * of a frame: passt must still find each frame's length where it looks
- * for one. The rest of the cut frame is owed and paid (its bytes as
- * zeros, passt drops it), then the frames of the new rings follow. Once
- * the stream is cut in a frame's bytes, once in its length. */
+ * of a frame (Linux takes a stream's write in parts of about 36 KiB, so
+ * the socket may fill in the middle of a 64 KiB frame): passt must still
+ * find each frame's length where it looks for one. The rest of the cut
+ * frame is owed and paid (its bytes as zeros, which passt drops), then
+ * the frames of the new rings follow. */
 static void test_reset_cuts_a_tx_frame(void **state)
 {
 	struct rig *r = *state;
-	const size_t rec = 4 + BIG_FRAME;
-	int cut = 0;
-	for (int round = 0; round < 2; round++) {
-		/* The second round's frames end 2 bytes before the first's
-		 * cut, so the next frame's length is cut there (the kernel
-		 * cuts a stream by the bytes it holds, not by frames). */
-		size_t lens[32];
-		size_t to = 0, k = 0;
-		for (int i = 0; i < 32; i++)
-			lens[i] = BIG_FRAME;
-		if (round == 1) {
-			size_t target = (size_t)cut - 2;
-			while (target - to >= 2 * rec)
-				to += 4 + lens[k++];
-			size_t rest = target - to; /* two records' worth */
-			lens[k] = rest / 2 - 4;
-			lens[k + 1] = rest - rest / 2 - 4;
-			assert_in_range(lens[k], ETH_HLEN, BIG_FRAME);
-			assert_in_range(lens[k + 1], ETH_HLEN, BIG_FRAME);
-			k += 2;
-			to = target;
-		}
+	/* Where the socket fills depends on the frames' size: the first of
+	 * these that it cuts. */
+	static const size_t lens[] = {BIG_FRAME, 50000, 40000, 60000};
+	static uint8_t frame[VIRTIO_NET_MAX_FRAME], want[VIRTIO_NET_MAX_FRAME];
+	for (unsigned int s = 0; s < sizeof(lens) / sizeof(lens[0]); s++) {
+		size_t len = lens[s];
 		uint16_t heads[32];
-		for (int i = 0; i < 32; i++)
-			heads[i] = drv_tx(r, lens[i], (unsigned int)i, 1, false);
+		for (unsigned int i = 0; i < 32; i++)
+			heads[i] = drv_tx(r, len, i, 1, false);
 		drv_publish(r, TXQ);
-		int got = peer_wait_full(r);
-		if (round == 0)
-			cut = got;
-		else if (got != cut)
-			fail_msg("the kernel cut the stream at %d, not %d as before",
-				 got, cut);
-		/* The frames wholly written came back. */
-		unsigned int whole = 0;
-		size_t before = 0;
-		while (before + 4 + lens[whole] <= (size_t)got) {
-			before += 4 + lens[whole];
-			whole++;
-		}
-		assert_true(round == 0 || before == to);
+		size_t got = (size_t)peer_wait_full(r);
+		unsigned int whole = (unsigned int)(got / (4 + len));
+		size_t sent = got % (4 + len); /* of the frame cut */
+		/* The frames wholly written came back, and no other. */
 		drv_tx_done(r, heads, whole);
 		assert_int_equal(drv_used_idx(r, TXQ), whole);
+		if (!sent) {
+			reopen(r);
+			continue;
+		}
 		stop(r);
 		start(r);
 		uint16_t head = drv_tx(r, 60, 999, 1, false);
 		drv_publish(r, TXQ);
-
 		for (unsigned int i = 0; i < whole; i++)
-			peer_expect(r, lens[i], i);
-		static uint8_t frame[VIRTIO_NET_MAX_FRAME], want[VIRTIO_NET_MAX_FRAME];
-		size_t sent = (size_t)got - before;
-		if (sent) { /* a cut between two frames owes nothing */
-			size_t kept = sent > 4 ? sent - 4 : 0;
-			assert_int_equal(peer_frame(r, frame), lens[whole]);
-			make_frame(want, lens[whole], whole);
-			memset(want + kept, 0, lens[whole] - kept);
-			assert_memory_equal(frame, want, lens[whole]);
-		}
+			peer_expect(r, len, i);
+		assert_int_equal(peer_frame(r, frame), len);
+		size_t kept = sent > 4 ? sent - 4 : 0;
+		make_frame(want, len, whole);
+		memset(want + kept, 0, len - kept);
+		assert_memory_equal(frame, want, len);
 		peer_expect(r, 60, 999);
 		drv_tx_done(r, &head, 1);
 		peer_nothing(r);
-		reopen(r);
+		return;
 	}
+	fail_msg("the socket cut no frame of these sizes");
 }
 
 /* ---- receive ---- */
