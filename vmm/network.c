@@ -20,6 +20,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "core/log.h"
 #include "guest/protocol.h"
 
 extern char **environ;
@@ -54,6 +55,53 @@ static bool default_route(bool v6)
 	return found;
 }
 
+/* The first nameservers of a resolv.conf, into addrs; how many, and
+ * whether the first one is on the host's own loopback. */
+static unsigned int nameservers(const char *path, char addrs[][64],
+				unsigned int max, bool *first_loopback)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	char line[256];
+	unsigned int n = 0;
+	while (n < max && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, " nameserver %63s", addrs[n]) != 1)
+			continue;
+		bool loopback = !strncmp(addrs[n], "127.", 4) || !strcmp(addrs[n], "::1");
+		if (n == 0)
+			*first_loopback = loopback;
+		if (!loopback)
+			n++;
+		else if (n == 0)
+			break;
+	}
+	fclose(f);
+	return n;
+}
+
+/* DNS for the guest: passt hands it the host's nameservers, but one on the
+ * host's own loopback (systemd-resolved's 127.0.0.53) it cannot, and its
+ * gateway mapping reaches only 127.0.0.1. systemd-resolved lists the
+ * servers it asks in a file of its own: those, then, as passt's -D. */
+static int dns_arguments(char **argv, const struct cli_net *cfg)
+{
+	static char addrs[3][64];
+	bool loopback = false;
+	if (nameservers("/etc/resolv.conf", addrs, 1, &loopback) || !loopback)
+		return 0;
+	bool ignored;
+	unsigned int n = nameservers("/run/systemd/resolve/resolv.conf", addrs, 3, &ignored);
+	if (!n && !cfg->host_loopback)
+		log_warning("--net user: the host's DNS resolver is on its own loopback and names no other: the guest has no DNS (with host-loopback, one on 127.0.0.1 is reached)");
+	int argc = 0;
+	for (unsigned int i = 0; i < n; i++) {
+		argv[argc++] = "--dns";
+		argv[argc++] = addrs[i];
+	}
+	return argc;
+}
+
 /* passt's arguments: in the foreground, errors only (on stderr), on fd 3,
  * the MTU the guest gets, the host's loopback out of reach unless asked,
  * and the published ports. */
@@ -61,7 +109,7 @@ static int spawn_passt(struct network *net, const struct cli_net *cfg, int fd,
 		       const char **why)
 {
 	static char mtu[8], tcp[CLI_MAX_PUBLISH * 12], udp[CLI_MAX_PUBLISH * 12];
-	char *argv[20];
+	char *argv[24];
 	int argc = 0;
 	snprintf(mtu, sizeof(mtu), "%d", NETWORK_PASST_MTU);
 	argv[argc++] = "passt";
@@ -79,6 +127,7 @@ static int spawn_passt(struct network *net, const struct cli_net *cfg, int fd,
 		*why = "--net user: this host has no default route (passt gives the guest the addresses of the interface it goes through)";
 		return -ENETUNREACH;
 	}
+	argc += dns_arguments(argv + argc, cfg);
 	if (!v6)
 		argv[argc++] = "--ipv4-only";
 	else if (!v4)

@@ -6,8 +6,9 @@
 # that passt's DHCP names (from this namespace's resolv.conf). The guest
 # fetches by address and by name, moves 100 MiB each way with matching
 # checksums, cannot reach the host's loopback unless host-loopback is
-# asked for, serves a port --publish forwards, and its command's status
-# is fsvm's.
+# asked for, resolves names when the host's resolver is systemd-resolved's
+# loopback one, serves a port --publish forwards, and its command's status is
+# fsvm's.
 if [ -z "${NET_TEST_NS:-}" ]; then
 	NET_TEST_NS=1 exec unshare --net --mount -- "$0" "$@"
 fi
@@ -21,6 +22,7 @@ ip link set lo up &&
 	{ echo "FAIL: cannot make the test's network (dummy interfaces?)" >&2; exit 1; }
 echo "nameserver 10.0.9.53" >"$TMP/resolv.conf"
 mount --bind "$TMP/resolv.conf" /etc/resolv.conf || { echo "FAIL: cannot mount resolv.conf" >&2; exit 1; }
+mounts="/etc/resolv.conf $mounts"
 
 www=$TMP/www
 mkdir -p "$www" "$TMP/share"
@@ -30,7 +32,7 @@ big_sum=$(sha256sum <"$www/big" | cut -d' ' -f1)
 port=$((20000 + $$ % 20000))
 python3 "$TOP/tests/integration/net_servers.py" "$www" $port --dns 10.0.9.53 web.fsvm-test 10.0.9.80 &
 servers=$!
-trap 'kill $servers 2>/dev/null; cleanup' EXIT
+trap 'kill $servers 2>/dev/null; cleanup' EXIT # $servers: a list
 i=0
 until curl -s -o /dev/null "http://127.0.0.1:$port/small" || [ $i -ge 50 ]; do sleep 0.2; i=$((i + 1)); done
 give_to_test_user "$TMP/share"
@@ -63,6 +65,22 @@ echo "loopback $(curl -sS -m 30 http://10.0.2.2:'$port'/small)"'
 expect_status "host-loopback: status" 0 "$rc"
 expect_match "host-loopback: fetch" "^loopback small file$" "$out"
 expect_match "host-loopback: frames counted" "eth0 frames: rx_frames [1-9][0-9]* rx_bytes [1-9]" "$err"
+
+# A host whose resolver is on its own loopback, systemd-resolved's
+# 127.0.0.53, which passt cannot hand the guest: fsvm gives passt the
+# servers systemd-resolved itself asks, from its own resolv.conf.
+echo "nameserver 127.0.0.53" >"$TMP/resolv-loopback.conf"
+mkdir -p /run/systemd/resolve && mount -t tmpfs resolved /run/systemd/resolve &&
+	mounts="/run/systemd/resolve $mounts" &&
+	echo "nameserver 10.0.9.53" >/run/systemd/resolve/resolv.conf &&
+	mount --bind "$TMP/resolv-loopback.conf" /etc/resolv.conf && mounts="/etc/resolv.conf $mounts" ||
+	fail "cannot play systemd-resolved"
+run_fsvm run --net user --timeout 300 -- sh -c '
+echo "resolv $(grep nameserver /etc/resolv.conf)"
+echo "by-name $(curl -sS -m 30 http://web.fsvm-test:'$port'/small)"'
+expect_status "loopback resolver: status" 0 "$rc"
+expect_match "loopback resolver: systemd-resolved's servers" "^resolv nameserver 10\.0\.9\.53$" "$out"
+expect_match "loopback resolver: fetch by name" "^by-name small file$" "$out"
 
 # --publish: a host port reaches a server in the guest.
 hport=$((port + 1))
