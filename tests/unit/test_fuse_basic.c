@@ -359,7 +359,7 @@ static int setattr(struct fx *f, uint64_t id, const struct fuse_setattr_in *in,
 
 static void setattr_changes_the_host_file(void **state)
 {
-	FX_NEEDS_ROOT();
+	NEEDS_ROOT();
 	struct fx *f = *state;
 	struct fuse_attr attr;
 	struct stat st;
@@ -434,7 +434,7 @@ static void setattr_size_through_a_handle(void **state)
 
 static void setattr_refuses_what_linux_refuses(void **state)
 {
-	FX_NEEDS_ROOT();
+	NEEDS_ROOT();
 	struct fx *f = *state;
 	struct fuse_attr attr;
 
@@ -474,7 +474,7 @@ static int access_as(struct fx *f, uint64_t id, uint32_t uid, uint32_t gid,
 
 static void access_checks_mode_bits(void **state)
 {
-	FX_NEEDS_ROOT();
+	NEEDS_ROOT();
 	struct fx *f = *state;
 
 	fx_write_file(f, "f", "");

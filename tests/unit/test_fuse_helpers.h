@@ -22,6 +22,7 @@
 
 #include "fs/fuse_internal.h"
 #include "fs/fuse_server.h"
+#include "tests/unit/needs_root.h"
 
 /* Big enough for a 1 MiB WRITE or READ plus headers. */
 #define FX_BUF_SIZE (FUSE_MAX_TRANSFER + 8192)
@@ -220,19 +221,6 @@ static inline int fx_teardown(void **state)
 /* A test that runs in the default share. */
 #define FX_TEST(fn) cmocka_unit_test_setup_teardown(fn, fx_setup, fx_teardown)
 
-/* First in a test that needs root on the host (files for other users,
- * device nodes): unprivileged (make test as a user) it is skipped, which
- * tools/unit-run reports; as root (make check) it runs, and a skip fails.
- * In CI (CI=true) nothing is skipped: not root there is a failure. */
-#define FX_NEEDS_ROOT() \
-	do { \
-		if (geteuid() == 0) \
-			break; \
-		const char *ci = getenv("CI"); \
-		if (ci && !strcmp(ci, "true")) \
-			fail_msg("needs root, and CI=true skips nothing"); \
-		skip(); \
-	} while (0)
 
 /* The host path of rel inside the share (one static buffer, reused). */
 static inline const char *fx_path(struct fx *f, const char *rel)

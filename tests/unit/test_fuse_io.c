@@ -106,7 +106,7 @@ static void write_on_a_read_only_handle_fails(void **state)
 
 static void write_kills_suid_when_asked(void **state)
 {
-	FX_NEEDS_ROOT();
+	NEEDS_ROOT();
 	struct fx *f = *state;
 	struct stat st;
 	uint64_t fh;
@@ -140,7 +140,7 @@ static void write_kills_suid_when_asked(void **state)
 
 static void open_truncates_and_refuses_non_files(void **state)
 {
-	FX_NEEDS_ROOT();
+	NEEDS_ROOT();
 	struct fx *f = *state;
 	struct stat st;
 	uint64_t fh;
@@ -170,7 +170,7 @@ static void open_truncates_and_refuses_non_files(void **state)
 
 static void create_opens_an_existing_file_unless_exclusive(void **state)
 {
-	FX_NEEDS_ROOT();
+	NEEDS_ROOT();
 	struct fx *f = *state;
 	struct fuse_entry_out e;
 	struct stat st;
@@ -221,7 +221,7 @@ static void create_counts_a_lookup(void **state)
 
 static void tmpfile_is_nameless_until_linked(void **state)
 {
-	FX_NEEDS_ROOT();
+	NEEDS_ROOT();
 	struct fx *f = *state;
 	struct fuse_create_in in = { .flags = O_RDWR, .mode = S_IFREG | 0640 };
 	struct fuse_entry_out e;

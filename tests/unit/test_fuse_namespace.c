@@ -21,7 +21,7 @@ static int mknod_req(struct fx *f, uint64_t parent, const char *name,
 
 static void mkdir_creates_with_guest_owner_and_mode(void **state)
 {
-	FX_NEEDS_ROOT();
+	NEEDS_ROOT();
 	struct fx *f = *state;
 	struct fuse_mkdir_in in = { .mode = 0777, .umask = 022 };
 	struct fuse_entry_out e;
@@ -63,7 +63,7 @@ static void host_umask_does_not_take_guest_bits(void **state)
 
 static void setgid_directories_pass_their_group_on(void **state)
 {
-	FX_NEEDS_ROOT();
+	NEEDS_ROOT();
 	struct fx *f = *state;
 	struct fuse_entry_out e;
 	struct stat st;
@@ -136,7 +136,7 @@ static int devices_setup(void **state)
 
 static void mknod_makes_devices_where_asked(void **state)
 {
-	FX_NEEDS_ROOT();
+	NEEDS_ROOT();
 	struct fx *f = *state;
 	struct fuse_entry_out e;
 	struct stat st;
@@ -178,7 +178,7 @@ static int symlink_req(struct fx *f, uint64_t parent, const char *name,
 
 static void symlink_stores_the_target_as_text(void **state)
 {
-	FX_NEEDS_ROOT();
+	NEEDS_ROOT();
 	struct fx *f = *state;
 	struct fuse_entry_out e;
 	char buf[64];

@@ -181,7 +181,7 @@ static void mount_hugetlbfs(char *dir, char *file, size_t size)
  * O_TRUNC could empty it. */
 static void create_never_opens_pseudo_files(void **state)
 {
-	FX_NEEDS_ROOT(); /* hugetlbfs mounts only in the host's namespace */
+	NEEDS_ROOT(); /* hugetlbfs mounts only in the host's namespace */
 	struct fx *f = *state;
 	struct fuse_entry_out e;
 	struct stat st;

@@ -80,7 +80,7 @@ static uint32_t chmod_req(struct fx *f, const char *rel, uint32_t valid,
 
 static void create_drops_set_id_of_the_fallback(void **state)
 {
-	FX_NEEDS_ROOT(); /* files for other owners */
+	NEEDS_ROOT(); /* files for other owners */
 	struct fx *f = *state;
 
 	assert_int_equal(make_as(f, FUSE_CREATE, 0, 0, "both", S_IFREG | 06755),
@@ -105,7 +105,7 @@ static void create_drops_set_id_of_the_fallback(void **state)
 
 static void tmpfile_and_mknod_drop_it_too(void **state)
 {
-	FX_NEEDS_ROOT();
+	NEEDS_ROOT();
 	struct fx *f = *state;
 	struct fuse_create_in in = { .flags = O_RDWR, .mode = S_IFREG | 04755 };
 	struct fuse_entry_out e;
@@ -143,7 +143,7 @@ static void directories_keep_theirs(void **state)
 
 static void chmod_drops_set_id_of_the_fallback(void **state)
 {
-	FX_NEEDS_ROOT();
+	NEEDS_ROOT();
 	struct fx *f = *state;
 
 	fx_write_file(f, "root", "x");
@@ -164,7 +164,7 @@ static void chmod_drops_set_id_of_the_fallback(void **state)
  * is the host's to clear. */
 static void chown_keeps_no_set_id_for_the_fallback(void **state)
 {
-	FX_NEEDS_ROOT();
+	NEEDS_ROOT();
 	struct fx *f = *state;
 	struct stat st;
 

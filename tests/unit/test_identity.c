@@ -246,7 +246,7 @@ static void fuse_setid_as_fallback(void *arg)
 static void named_ids_are_no_fallback(void **state)
 {
 	(void)state;
-	FX_NEEDS_ROOT(); /* else guest root is the caller, no fallback */
+	NEEDS_ROOT(); /* else guest root is the caller, no fallback */
 	struct fsvm_config cfg = { .command = CLI_RUN };
 	struct identity id;
 	const char *why = NULL;
@@ -267,7 +267,7 @@ static void named_ids_are_no_fallback(void **state)
 static void guest_root_as_nobody_makes_no_set_id_files(void **state)
 {
 	(void)state;
-	FX_NEEDS_ROOT(); /* else guest root is the caller, no fallback */
+	NEEDS_ROOT(); /* else guest root is the caller, no fallback */
 	char path[128];
 	struct stat st;
 

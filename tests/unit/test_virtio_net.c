@@ -37,6 +37,7 @@
 #include <cmocka.h>
 
 #include "devices/virtio_net.h"
+#include "tests/unit/needs_root.h"
 
 #define RAM_SIZE (16u << 20)
 #define QSIZE 256u
@@ -1130,17 +1131,6 @@ static void test_peer_closes(void **state)
 
 /* ---- tap ---- */
 
-/* As the FUSE tests' FX_NEEDS_ROOT: skipped, and counted, unless root;
- * in CI nothing may be skipped. */
-#define NEEDS_ROOT()                                                           \
-	do {                                                                   \
-		if (geteuid() == 0)                                            \
-			break;                                                 \
-		const char *ci = getenv("CI");                                 \
-		if (ci && !strcmp(ci, "true"))                                 \
-			fail_msg("needs root, and CI=true skips nothing");     \
-		skip();                                                        \
-	} while (0)
 
 /* A tap needs TUNSETOFFLOAD: a descriptor that is none (a seqpacket
  * socket takes one frame a read or write as a tap does, but no tap
