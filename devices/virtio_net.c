@@ -640,14 +640,14 @@ static int virtio_net_activate(void *opaque, struct virtio_queue *queues,
 	n->txq = &queues[TXQ];
 	n->mergeable = has(features, VIRTIO_NET_F_MRG_RXBUF);
 	n->guest_csum = has(features, VIRTIO_NET_F_GUEST_CSUM);
-	n->guest_tso = n->guest_csum && (has(features, VIRTIO_NET_F_GUEST_TSO4) ||
-					 has(features, VIRTIO_NET_F_GUEST_TSO6));
-	n->host_tso = has(features, VIRTIO_NET_F_CSUM) &&
-		      (has(features, VIRTIO_NET_F_HOST_TSO4) ||
-		       has(features, VIRTIO_NET_F_HOST_TSO6));
+	bool guest_tso = n->guest_csum && (has(features, VIRTIO_NET_F_GUEST_TSO4) ||
+					   has(features, VIRTIO_NET_F_GUEST_TSO6));
+	bool host_tso = has(features, VIRTIO_NET_F_CSUM) &&
+			(has(features, VIRTIO_NET_F_HOST_TSO4) ||
+			 has(features, VIRTIO_NET_F_HOST_TSO6));
 	size_t mtu_frame = (size_t)n->config.mtu + ETH_HLEN + 4;
-	n->max_tx_frame = n->host_tso ? VIRTIO_NET_MAX_FRAME : mtu_frame;
-	n->max_rx_frame = n->guest_tso ? VIRTIO_NET_MAX_FRAME : mtu_frame;
+	n->max_tx_frame = host_tso ? VIRTIO_NET_MAX_FRAME : mtu_frame;
+	n->max_rx_frame = guest_tso ? VIRTIO_NET_MAX_FRAME : mtu_frame;
 	if (n->framing == VIRTIO_NET_FRAMING_TAP) {
 		int err = tap_offloads(n, features);
 		if (err)

@@ -71,7 +71,7 @@ struct virtio_net {
 	/* While live (DRIVER_OK to reset): the queues, what was negotiated,
 	 * and the thread that moves frames both ways. */
 	struct virtio_queue *rxq, *txq;
-	bool mergeable, guest_csum, host_tso, guest_tso;
+	bool mergeable, guest_csum;
 	size_t max_tx_frame, max_rx_frame;
 	pthread_t thread;
 	bool running;
