@@ -178,8 +178,7 @@ static bool guest_kernel_valid(const char *name)
 	       !strcmp(name, CLI_MICROVM_GUEST) || strchr(name, '/');
 }
 
-static int cli_error(char *err, size_t errlen, const char *fmt,
-		     const char *arg)
+int cli_error(char *err, size_t errlen, const char *fmt, const char *arg)
 {
 	snprintf(err, errlen, fmt, arg);
 	return -EINVAL;

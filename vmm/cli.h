@@ -138,6 +138,9 @@ int cli_apply(struct fsvm_config *cfg, const char *name, char *value,
  * than once (a list in a config file). */
 int cli_option_kind(const char *name, bool *repeatable);
 
+/* A bad value: the reason, fmt with arg, in err; returns -EINVAL. */
+int cli_error(char *err, size_t errlen, const char *fmt, const char *arg);
+
 /* Keeps s (malloc'd) until cli_free; NULL when out of memory (s freed). */
 char *cli_own(struct fsvm_config *cfg, char *s);
 

@@ -10,12 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int fail(char *err, size_t errlen, const char *fmt, const char *arg)
-{
-	snprintf(err, errlen, fmt, arg);
-	return -EINVAL;
-}
-
 /* An IPv4 address with a prefix length, as the guest's static address. */
 static bool ipv4_with_prefix(const char *s)
 {
@@ -47,24 +41,24 @@ static int net_option(struct cli_net *net, char *o, char *err, size_t errlen)
 		*value++ = '\0';
 	if (!strcmp(o, "host-loopback") && !value) {
 		if (net->mode != CLI_NET_USER)
-			return fail(err, errlen, "--net: %s is for --net user only", o);
+			return cli_error(err, errlen, "--net: %s is for --net user only", o);
 		net->host_loopback = true;
 	} else if (!strcmp(o, "ip") && value) {
 		if (!ipv4_with_prefix(value))
-			return fail(err, errlen,
+			return cli_error(err, errlen,
 				    "--net: ip='%s' is not an IPv4 ADDRESS/PREFIX (e.g. 10.0.0.2/24)",
 				    value);
 		net->ip = value;
 	} else if (!strcmp(o, "gw") && value) {
 		if (!ip_address(value, false))
-			return fail(err, errlen, "--net: gw='%s' is not an IPv4 address", value);
+			return cli_error(err, errlen, "--net: gw='%s' is not an IPv4 address", value);
 		net->gateway = value;
 	} else if (!strcmp(o, "dns") && value) {
 		if (!ip_address(value, true))
-			return fail(err, errlen, "--net: dns='%s' is not an IP address", value);
+			return cli_error(err, errlen, "--net: dns='%s' is not an IP address", value);
 		net->dns = value;
 	} else {
-		return fail(err, errlen,
+		return cli_error(err, errlen,
 			    "--net: unknown option '%s' (host-loopback, ip=, gw=, dns=)", o);
 	}
 	return 0;
@@ -86,16 +80,16 @@ int net_options_parse(struct cli_net *net, char *spec, char *err, size_t errlen)
 	} else if (!strncmp(spec, "tap:", 4)) {
 		const char *name = spec + 4;
 		if (!*name || strlen(name) >= IFNAMSIZ || strchr(name, '/'))
-			return fail(err, errlen,
+			return cli_error(err, errlen,
 				    "--net: '%s' is not tap:NAME with an interface name of 1 to 15 characters",
 				    spec);
 		fresh.mode = CLI_NET_TAP;
 		fresh.tap = name;
 	} else {
-		return fail(err, errlen, "--net: '%s' is not none, user or tap:NAME", spec);
+		return cli_error(err, errlen, "--net: '%s' is not none, user or tap:NAME", spec);
 	}
 	if (opts && fresh.mode == CLI_NET_NONE)
-		return fail(err, errlen, "--net none takes no options ('%s')", opts);
+		return cli_error(err, errlen, "--net none takes no options ('%s')", opts);
 	for (char *o = opts, *next; o; o = next) {
 		next = strchr(o, ',');
 		if (next)
@@ -105,7 +99,7 @@ int net_options_parse(struct cli_net *net, char *spec, char *err, size_t errlen)
 			return e;
 	}
 	if ((fresh.gateway || fresh.dns) && !fresh.ip)
-		return fail(err, errlen, "--net: %s= needs ip= (a static address)",
+		return cli_error(err, errlen, "--net: %s= needs ip= (a static address)",
 			    fresh.gateway ? "gw" : "dns");
 	*net = fresh;
 	return 0;
@@ -119,12 +113,12 @@ int net_options_mac(struct cli_net *net, const char *spec, char *err,
 	if (strlen(spec) != 17 ||
 	    sscanf(spec, "%2x:%2x:%2x:%2x:%2x:%2x%c", &b[0], &b[1], &b[2], &b[3],
 		   &b[4], &b[5], &end) != 6)
-		return fail(err, errlen, "--mac: '%s' is not XX:XX:XX:XX:XX:XX", spec);
+		return cli_error(err, errlen, "--mac: '%s' is not XX:XX:XX:XX:XX:XX", spec);
 	if (b[0] & 1)
-		return fail(err, errlen,
+		return cli_error(err, errlen,
 			    "--mac: %s is a multicast address (the first byte is odd)", spec);
 	if (!(b[0] | b[1] | b[2] | b[3] | b[4] | b[5]))
-		return fail(err, errlen, "--mac: %s is all zeros", spec);
+		return cli_error(err, errlen, "--mac: %s is all zeros", spec);
 	for (int i = 0; i < 6; i++)
 		net->mac[i] = (uint8_t)b[i];
 	net->mac_given = true;
@@ -146,22 +140,22 @@ int net_options_publish(struct cli_net *net, const char *spec, char *err,
 			size_t errlen)
 {
 	if (net->nr_publish == CLI_MAX_PUBLISH)
-		return fail(err, errlen, "--publish %s: at most 16 ports", spec);
+		return cli_error(err, errlen, "--publish %s: at most 16 ports", spec);
 	struct cli_publish p = {0};
 	char *end;
 	const char *bad = "--publish: '%s' is not HOST_PORT:GUEST_PORT[/udp] with ports 1 to 65535";
 	if (!port(spec, &end, &p.host))
-		return fail(err, errlen, bad, spec);
+		return cli_error(err, errlen, bad, spec);
 	p.guest = p.host;
 	if (*end == ':' && !port(end + 1, &end, &p.guest))
-		return fail(err, errlen, bad, spec);
+		return cli_error(err, errlen, bad, spec);
 	if (!strcmp(end, "/udp"))
 		p.udp = true;
 	else if (*end && strcmp(end, "/tcp"))
-		return fail(err, errlen, bad, spec);
+		return cli_error(err, errlen, bad, spec);
 	for (unsigned int i = 0; i < net->nr_publish; i++)
 		if (net->publish[i].host == p.host && net->publish[i].udp == p.udp)
-			return fail(err, errlen, "--publish %s: that host port is published twice",
+			return cli_error(err, errlen, "--publish %s: that host port is published twice",
 				    spec);
 	net->publish[net->nr_publish++] = p;
 	return 0;
@@ -170,9 +164,9 @@ int net_options_publish(struct cli_net *net, const char *spec, char *err,
 int net_options_check(const struct cli_net *net, char *err, size_t errlen)
 {
 	if (net->nr_publish && net->mode != CLI_NET_USER)
-		return fail(err, errlen, "%s",
+		return cli_error(err, errlen, "%s",
 			    "--publish needs --net user (passt forwards the ports)");
 	if (net->mac_given && net->mode == CLI_NET_NONE)
-		return fail(err, errlen, "%s", "--mac needs --net user or --net tap:NAME");
+		return cli_error(err, errlen, "%s", "--mac needs --net user or --net tap:NAME");
 	return 0;
 }
