@@ -48,6 +48,55 @@
 #define GUEST_NET_DHCP "dhcp"
 #define GUEST_NET_STATIC "static"
 
+/* A container's job (`fsvm oci`, from an OCI bundle's config.json): what a
+ * container runtime gives its process beyond `fsvm run`'s job. */
+
+/* The guest's host name (sethostname before the command starts). */
+#define GUEST_SPEC_HOSTNAME GUEST_SPEC_DIR "/hostname"
+/* Present: GUEST_SPEC_MOUNTS names the root alone, and the new root gets
+ * exactly these mounts instead of the init's own /dev, /proc, /sys and
+ * /run, in order, after the root switch (a destination resolves in the
+ * new root, its symbolic links included; a missing one is made: a folder,
+ * or an empty file for a file's bind). Four NUL-terminated fields each:
+ * type, source, destination, options. type is a file system (proc,
+ * sysfs, tmpfs, devpts, mqueue, cgroup2, devtmpfs, ...: the guest's own,
+ * source its device name), GUEST_FSMOUNT_SHARE (source: a share's tag;
+ * dax=inode with GUEST_SPEC_DAX) or GUEST_FSMOUNT_BIND (source: a path in
+ * the new root, or GUEST_SPEC_FILES NAME: a file the job carries). options
+ * is mount(8)'s comma-separated list: flags (ro, nosuid, nodev, noexec,
+ * relatime, bind, rbind, private, ...) and file-system data for the rest. */
+#define GUEST_SPEC_FSMOUNTS GUEST_SPEC_DIR "/fsmounts"
+#define GUEST_FSMOUNT_SHARE "virtiofs"
+#define GUEST_FSMOUNT_BIND "bind"
+/* Copies of the host files a container binds (its /etc/hosts, ...). */
+#define GUEST_SPEC_FILES GUEST_SPEC_DIR "/files/"
+/* The shares after the root: tags "share0", "share1", ... in order. */
+#define GUEST_SHARE_TAG_FMT "share%u"
+/* Paths in the new root hidden from the command (an empty read-only file
+ * or folder over each: OCI maskedPaths) and made read-only
+ * (readonlyPaths), NUL-terminated each; a missing one is skipped. */
+#define GUEST_SPEC_MASKED GUEST_SPEC_DIR "/masked"
+#define GUEST_SPEC_READONLY GUEST_SPEC_DIR "/readonly"
+/* The command's process beyond GUEST_SPEC_USER (whose home may then be
+ * "": the new root's /etc/passwd entry for the uid, else "/"):
+ * NUL-terminated "KEY=VALUE" fields, any of:
+ *   groups=G1,G2,...   supplementary groups (default: none)
+ *   rlimit=R,SOFT,HARD a resource limit (R: RLIMIT_* number; decimal
+ *                      limits, RLIM_INFINITY as "unlimited"); repeatable
+ *   caps=B,E,P,I,A     capability sets as hex masks: bounding, effective,
+ *                      permitted, inheritable, ambient (absent: root's)
+ *   no_new_privs=1     PR_SET_NO_NEW_PRIVS before exec
+ *   umask=OCTAL
+ *   env=exact          the environment is GUEST_SPEC_ENV alone (and
+ *                      HOME, if it lacks one), not the init's PATH,
+ *                      HOME and TERM under it */
+#define GUEST_SPEC_PROCESS GUEST_SPEC_DIR "/process"
+/* Present: fsvm forwards signals to the command (`fsvm oci kill`). Each
+ * byte fsvm puts in COM2's receive FIFO is a signal number (1-64) for the
+ * command's process. fsvm sends none before GUEST_MARK_COMMAND, so the
+ * init opens GUEST_STDERR_TTY for reading before that mark. */
+#define GUEST_SPEC_SIGNALS GUEST_SPEC_DIR "/signals"
+
 /* The exit device: I/O ports through which the guest init hands back its
  * command's exit status, and marks the steps of its boot (fsvm -v shows
  * them on its timeline). */
