@@ -21,6 +21,7 @@
 #include "devices/virtio_fs.h"
 #include "vmm/capabilities.h"
 #include "vmm/console.h"
+#include "vmm/forward_signals.h"
 #include "vmm/guest_load.h"
 #include "vmm/identity.h"
 #include "vmm/jail.h"
@@ -47,6 +48,7 @@ struct run {
 	char modules_guest[PATH_MAX];
 	char cwd[PATH_MAX];
 	int signal_fd;
+	struct forward_signals forward; /* a container's */
 	struct run_summary *sum;
 };
 
@@ -66,21 +68,35 @@ static void on_timeout(void *opaque, uint32_t events)
 		r->cfg->timeout);
 }
 
+static bool forwarding(const struct fsvm_config *cfg)
+{
+	return cfg->container && cfg->container->forward_signals;
+}
+
 static void on_signal(void *opaque, uint32_t events)
 {
 	struct run *r = opaque;
 	struct signalfd_siginfo si;
 	(void)events;
-	if (read(r->signal_fd, &si, sizeof(si)) == sizeof(si))
-		vm_stop(&r->board.vm, 128 + (int)si.ssi_signo, "stopped by signal %s",
-			strsignal((int)si.ssi_signo));
+	if (read(r->signal_fd, &si, sizeof(si)) != sizeof(si))
+		return;
+	int signo = (int)si.ssi_signo;
+	if (forwarding(r->cfg) && forward_signals_can(signo))
+		forward_signals_send(&r->forward, signo);
+	else
+		vm_stop(&r->board.vm, 128 + signo, "stopped by signal %s",
+			strsignal(signo));
 }
 
-/* Signals that end the VM arrive through a signalfd in the main loop. */
-static sigset_t stop_signals(void)
+/* Signals that end the VM (or, for a container, that go to its command)
+ * arrive through a signalfd in the main loop. */
+static sigset_t stop_signals(const struct fsvm_config *cfg)
 {
 	sigset_t set;
-	sigemptyset(&set);
+	if (forwarding(cfg))
+		forward_signals_set(&set);
+	else
+		sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
@@ -148,8 +164,11 @@ static int lock_down(struct run *r)
 static int run_loop(struct run *r)
 {
 	struct vm *vm = &r->board.vm;
-	sigset_t sigs = stop_signals();
+	sigset_t sigs = stop_signals(r->cfg);
 
+	if (forwarding(r->cfg) &&
+	    forward_signals_init(&r->forward, vm, &r->con.err, &r->loop))
+		return log_setup_error("signals", "cannot set up forwarding", -errno);
 	r->signal_fd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (r->signal_fd < 0 ||
 	    event_loop_add(&r->loop, r->signal_fd, EPOLLIN, on_signal, r) ||
@@ -190,9 +209,9 @@ static int run_loop(struct run *r)
 /* Every thread inherits this mask: stop signals go to the signalfd, the
  * kick signal is unblocked only inside vCPU threads, and the FUSE server's
  * wake-up signal only inside its waiting threads. */
-static void block_signals(void)
+static void block_signals(const struct fsvm_config *cfg)
 {
-	sigset_t blocked = stop_signals();
+	sigset_t blocked = stop_signals(cfg);
 	sigaddset(&blocked, SIGUSR1);
 	sigaddset(&blocked, FUSE_WAIT_SIGNAL);
 	pthread_sigmask(SIG_BLOCK, &blocked, NULL);
@@ -221,10 +240,12 @@ static struct run_spec guest_job(struct run *r)
 		.uid = r->identity.uid[0].guest,
 		.gid = r->identity.gid[0].guest,
 		.mounts = r->shares.mounts,
-		.nr_mounts = r->shares.nr,
+		/* A container's other shares are among its own mounts. */
+		.nr_mounts = cfg->container ? 1 : r->shares.nr,
 		.modules = &r->modules,
 		.net = r->net.spec,
 		.nr_net = r->net.nr_spec,
+		.container = cfg->container,
 	};
 	if (cfg->user)
 		identity_user_home(&r->identity, &job.home, &job.name);
@@ -332,7 +353,7 @@ int fsvm_run(const struct fsvm_config *cfg, struct run_summary *sum)
 
 	r->cfg = cfg;
 	r->sum = sum;
-	block_signals();
+	block_signals(cfg);
 	if ((err = vm_init(vm)) || (err = event_loop_init(&r->loop)))
 		return fail("set-up", "cannot start", err);
 	if ((err = identity_plan(cfg, &r->identity, &why)))
