@@ -66,6 +66,8 @@ struct cli_id_map {
 	uint32_t guest, host, count;
 };
 
+struct container_job;
+
 struct fsvm_config {
 	enum cli_command command;
 	/* The packaged guest: "6.1", "6.12" or "microvm" (a folder of the
@@ -112,6 +114,8 @@ struct fsvm_config {
 	bool json;                /* a JSON summary on exit (docs/json.md) */
 	const char *json_file;    /* where; NULL: stdout */
 	const char *config;       /* --config FILE, applied before the flags */
+	/* A container's job (`fsvm oci`); NULL for `fsvm run`. */
+	const struct container_job *container;
 	char **guest_argv;        /* the command to run in the guest */
 	int guest_argc;
 	/* Strings the configuration made (config file values, --env

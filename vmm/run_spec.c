@@ -89,6 +89,50 @@ static int add_modules(struct cpio_buf *out, const struct kernel_modules *km)
 	return err;
 }
 
+/* The copies of the host files a container binds, as files/0, files/1... */
+static int add_container_files(struct cpio_buf *out,
+			       const struct container_job *c)
+{
+	int err = cpio_add(out, GUEST_SPEC_FILES, S_IFDIR | 0755, NULL, 0);
+	for (unsigned int i = 0; !err && i < c->nr_files; i++) {
+		char name[sizeof(GUEST_SPEC_FILES) + 16];
+		snprintf(name, sizeof(name), GUEST_SPEC_FILES "%u", i);
+		if ((err = add_file(out, name, c->files[i])))
+			log_setup_error(c->files[i], "cannot read the file to bind",
+					err);
+	}
+	return err;
+}
+
+static int add_container(struct cpio_buf *out, const struct container_job *c)
+{
+	char uid[16], gid[16];
+	snprintf(uid, sizeof(uid), "%u", c->uid);
+	snprintf(gid, sizeof(gid), "%u", c->gid);
+	/* No home or name: the init finds them in the new root's passwd. */
+	const char *user[] = {uid, gid, "", ""};
+	int err = add_packed(out, GUEST_SPEC_USER, user, 4);
+	if (!err && c->hostname)
+		err = cpio_add(out, GUEST_SPEC_HOSTNAME, S_IFREG | 0644,
+			       c->hostname, strlen(c->hostname));
+	if (!err)
+		err = add_packed(out, GUEST_SPEC_FSMOUNTS, c->fsmounts,
+				 c->nr_fsmounts);
+	if (!err && c->nr_files)
+		err = add_container_files(out, c);
+	if (!err && c->nr_masked)
+		err = add_packed(out, GUEST_SPEC_MASKED, c->masked, c->nr_masked);
+	if (!err && c->nr_readonly)
+		err = add_packed(out, GUEST_SPEC_READONLY, c->readonly,
+				 c->nr_readonly);
+	if (!err && c->nr_process)
+		err = add_packed(out, GUEST_SPEC_PROCESS, c->process,
+				 c->nr_process);
+	if (!err && c->forward_signals)
+		err = cpio_add(out, GUEST_SPEC_SIGNALS, S_IFREG | 0644, "1", 1);
+	return err;
+}
+
 int run_spec_build(const struct run_spec *spec, struct cpio_buf *out)
 {
 	int err = cpio_add(out, GUEST_SPEC_DIR, S_IFDIR | 0755, NULL, 0);
@@ -138,6 +182,8 @@ int run_spec_build(const struct run_spec *spec, struct cpio_buf *out)
 		err = add_packed(out, GUEST_SPEC_NET, spec->net, spec->nr_net);
 	if (!err && spec->modules && spec->modules->nr)
 		err = add_modules(out, spec->modules);
+	if (!err && spec->container)
+		err = add_container(out, spec->container);
 	if (!err)
 		err = cpio_finish(out);
 	return err;

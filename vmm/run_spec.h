@@ -14,6 +14,23 @@ struct run_spec_mount {
 	const char *guest_path;
 };
 
+/* What a container's config asks of the guest beyond `fsvm run`'s job
+ * (vmm/oci_spec.c fills it; guest/protocol.h says what each part means). */
+struct container_job {
+	const char *hostname; /* NULL: the kernel's */
+	bool root_readonly;   /* the root share read-only, no overlay */
+	unsigned int uid, gid; /* the process's user */
+	const char **fsmounts; /* GUEST_SPEC_FSMOUNTS: four fields each */
+	unsigned int nr_fsmounts;
+	const char **files; /* host files carried as GUEST_SPEC_FILES 0, 1, ... */
+	unsigned int nr_files;
+	const char **masked, **readonly;
+	unsigned int nr_masked, nr_readonly;
+	const char **process; /* GUEST_SPEC_PROCESS's "KEY=VALUE" fields */
+	unsigned int nr_process;
+	bool forward_signals; /* fsvm's signals go to the command */
+};
+
 struct run_spec {
 	char *const *argv;
 	int argc;
@@ -33,6 +50,7 @@ struct run_spec {
 	const struct kernel_modules *modules; /* NULL or none: the initrd's */
 	const char *const *net; /* GUEST_SPEC_NET's fields; none: no network */
 	unsigned int nr_net;
+	const struct container_job *container; /* NULL: not a container */
 };
 
 /* Encodes spec as an archive (module files read from the host); 0, or a

@@ -122,7 +122,7 @@ static int add_share(struct shares *s, const struct fsvm_config *cfg,
 		snprintf(s->tag[i], sizeof(s->tag[i]), "%s",
 			 GUEST_ROOT_TAG);
 	else
-		snprintf(s->tag[i], sizeof(s->tag[i]), "share%u",
+		snprintf(s->tag[i], sizeof(s->tag[i]), GUEST_SHARE_TAG_FMT,
 			 i - 1);
 	struct virtio_fs_share *spec = &s->specs[i];
 	*spec = (struct virtio_fs_share){.tag = s->tag[i],
@@ -151,8 +151,11 @@ int shares_plan(struct shares *s, const struct fsvm_config *cfg)
 	s->dax_size = cfg->dax < 0 ? default_dax_size(cfg->mem)
 				   : (uint64_t)cfg->dax;
 	raise_fd_limit();
-	if (add_share(s, cfg, "--root", cfg->root, "/",
-		      cfg->rw_root ? GUEST_MOUNT_RW : GUEST_MOUNT_OVERLAY, false))
+	const char *root_mode = cfg->rw_root ? GUEST_MOUNT_RW
+				: cfg->container && cfg->container->root_readonly
+					? GUEST_MOUNT_RO
+					: GUEST_MOUNT_OVERLAY;
+	if (add_share(s, cfg, "--root", cfg->root, "/", root_mode, false))
 		return -1;
 	for (unsigned int i = 0; i < cfg->nr_shares; i++) {
 		const struct cli_share *c = &cfg->shares[i];
