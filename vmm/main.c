@@ -9,6 +9,7 @@
 #include "vmm/cli.h"
 #include "vmm/guest_load.h"
 #include "vmm/kconfig.h"
+#include "vmm/oci.h"
 #include "vmm/run.h"
 #include "vmm/summary.h"
 
@@ -38,6 +39,14 @@ int main(int argc, char **argv)
 {
 	struct fsvm_config cfg;
 	char err[512];
+
+	/* The OCI runtime: `fsvm oci ...`, or fsvm under the name container
+	 * engines are given (a link named fsvm-runtime). */
+	const char *name = strrchr(argv[0], '/');
+	if (!strcmp(name ? name + 1 : argv[0], "fsvm-runtime"))
+		return oci_main(argc, argv, FSVM_VERSION);
+	if (argc > 1 && !strcmp(argv[1], "oci"))
+		return oci_main(argc - 1, argv + 1, FSVM_VERSION);
 
 	if (cli_parse(argc, argv, &cfg, err, sizeof(err))) {
 		log_error("%s", err);
