@@ -59,6 +59,9 @@ struct cli_net {
 	uint8_t mac[6];
 	struct cli_publish publish[CLI_MAX_PUBLISH];
 	unsigned int nr_publish;
+	/* tap: fsvm's own, made for a container (vmm/oci_network.c): it
+	 * goes when fsvm ends. */
+	bool tap_transient;
 };
 
 /* count ids from guest onwards are host ids from host onwards. */

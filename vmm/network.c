@@ -231,6 +231,11 @@ static int start_tap(struct network *net, const struct cli_net *cfg,
 		close(fd);
 		return err;
 	}
+	if (cfg->tap_transient && ioctl(fd, TUNSETPERSIST, 0) < 0) {
+		*why = "--net tap: cannot make the container's tap go with fsvm";
+		close(fd);
+		return -errno;
+	}
 	int sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	struct ifreq mtu = {0};
 	snprintf(mtu.ifr_name, sizeof(mtu.ifr_name), "%s", cfg->tap);

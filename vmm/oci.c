@@ -22,6 +22,7 @@
 #include "vmm/forward_signals.h"
 #include "vmm/oci_cgroup.h"
 #include "vmm/oci_console.h"
+#include "vmm/oci_network.h"
 #include "vmm/oci_spec.h"
 #include "vmm/oci_state.h"
 #include "vmm/run.h"
@@ -198,15 +199,22 @@ static int write_pid_file(const char *path, pid_t pid)
 	return err;
 }
 
-/* The container's process: waits for `start`, then is the VM. */
+/* The container's process: joins its network, waits for `start`, then
+ * is the VM. What goes wrong before the wait goes to `create` through
+ * the ready pipe, which gets "r" once all is well. */
 static __attribute__((noreturn)) void container_process(struct oci_bundle *b,
 							const char *fifo, int slave,
 							int ready)
 {
+	char msg[1024] = "e";
 	setsid();
 	if (slave >= 0 && oci_console_take(slave) < 0)
-		_exit(EXIT_VMM_ERROR);
-	if (write(ready, "r", 1) != 1)
+		snprintf(msg, sizeof(msg), "ecannot take the terminal: %s", strerror(errno));
+	else if (b->netns && oci_network_join(b->netns, &b->cfg.net, msg + 1, sizeof(msg) - 1))
+		;
+	else
+		msg[0] = 'r';
+	if (write(ready, msg, msg[0] == 'r' ? 1 : strlen(msg)) < 0 || msg[0] != 'r')
 		_exit(EXIT_VMM_ERROR);
 	close(ready);
 	int fd = open(fifo, O_WRONLY | O_CLOEXEC);
@@ -258,9 +266,11 @@ static int create(const struct runtime *rt, const char *id, const char *bundle,
 		close(ready[1]);
 	if (slave >= 0)
 		close(slave);
-	char byte;
-	if (!why && read(ready[0], &byte, 1) != 1)
-		why = "its process ended at once", e = 0;
+	char msg[1024];
+	ssize_t got = why ? 0 : read(ready[0], msg, sizeof(msg) - 1);
+	msg[got > 0 ? got : 0] = '\0';
+	if (!why && msg[0] != 'r')
+		why = got > 1 ? msg + 1 : "its process ended at once", e = 0;
 	if (ready[0] >= 0)
 		close(ready[0]);
 
