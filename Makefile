@@ -73,6 +73,7 @@ $(BUILD)/fsvm.1: fsvm docs/fsvm.h2m
 install: fsvm guest guest-microvm $(BUILD)/fsvm.1
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
 	install -s -m 755 fsvm $(DESTDIR)$(PREFIX)/bin/fsvm
+	ln -sf fsvm $(DESTDIR)$(PREFIX)/bin/fsvm-runtime # the OCI runtime (docs/OCI.md)
 	for k in $(GUEST_KERNELS) microvm; do \
 		install -d $(DESTDIR)$(PREFIX)/lib/fsvm/$$k/kernel && \
 		install -m 644 $(GUEST)/$$k/kernel/vmlinux $(GUEST)/$$k/kernel/version \
@@ -83,7 +84,8 @@ install: fsvm guest guest-microvm $(BUILD)/fsvm.1
 	install -m 644 $(BUILD)/fsvm.1 $(DESTDIR)$(PREFIX)/share/man/man1/fsvm.1
 
 uninstall:
-	rm -f $(DESTDIR)$(PREFIX)/bin/fsvm $(DESTDIR)$(PREFIX)/share/man/man1/fsvm.1
+	rm -f $(DESTDIR)$(PREFIX)/bin/fsvm $(DESTDIR)$(PREFIX)/bin/fsvm-runtime \
+		$(DESTDIR)$(PREFIX)/share/man/man1/fsvm.1
 	rm -rf $(DESTDIR)$(PREFIX)/lib/fsvm
 
 # Archives: a unit test links only the objects it uses.
