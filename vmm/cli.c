@@ -19,6 +19,7 @@
 const char cli_usage[] =
 	"Usage: fsvm run [OPTIONS] [--] [CMD [ARGS...]]\n"
 	"  or:  fsvm kconfig [--net] [.config]\n"
+	"  or:  fsvm oci COMMAND ...  (an OCI runtime, also as fsvm-runtime: docs/OCI.md)\n"
 	"  or:  fsvm --help | --version\n"
 	"\n"
 	"Boots a Linux guest under KVM, runs CMD in it and exits with CMD's status\n"

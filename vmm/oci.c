@@ -541,7 +541,8 @@ static const char usage[] =
 
 int oci_main(int argc, char **argv, const char *version)
 {
-	struct runtime rt = {.name = "fsvm-runtime"};
+	/* Errors name the runtime as it was called. */
+	struct runtime rt = {.name = strcmp(argv[0], "oci") ? "fsvm-runtime" : "fsvm oci"};
 	const char *log_format = NULL, *rootless = NULL, *criu = NULL;
 	bool debug, help = false, show_version = false;
 	default_root(&rt);
