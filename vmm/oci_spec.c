@@ -452,10 +452,13 @@ static const char *guest_own_fs(const char *source)
 static int load_bind(struct oci_bundle *b, const char *source, const char *dest,
 		     struct json_object *opts, char *err, size_t errlen)
 {
-	char host[PATH_MAX];
+	char host[PATH_MAX], joined[PATH_MAX * 2];
 	struct stat st;
 	bool readonly;
-	if (!realpath(source, host) || stat(host, &st) < 0)
+	/* The spec: a bind's relative source is in the bundle. */
+	snprintf(joined, sizeof(joined), "%s%s%s", source[0] == '/' ? "" : b->bundle,
+		 source[0] == '/' ? "" : "/", source);
+	if (!realpath(joined, host) || stat(host, &st) < 0)
 		return bad(err, errlen, "mount %s: %s", source, strerror(errno));
 	const char *own_fs = guest_own_fs(host);
 	/* A container's /dev/shm is its own memory, not a folder to serve. */
