@@ -100,7 +100,7 @@ static int read_config(const char *dir, struct json_object **out, char *err,
 	enum json_tokener_error jerr = json_tokener_get_error(tok);
 	size_t end = json_tokener_get_parse_end(tok);
 	json_tokener_free(tok);
-	while (end < len && strchr(" \t\r\n", text[end]))
+	while (end < len && text[end] && strchr(" \t\r\n", text[end]))
 		end++;
 	free(text);
 	if (jerr != json_tokener_success || !*out || end != len ||
