@@ -20,6 +20,7 @@
 #include "guest/mounts.h"
 #include "guest/net.h"
 #include "guest/protocol.h"
+#include "guest/spec.h"
 
 #define INIT_MAX_ARGS 4096
 #define EXIT_NOT_EXECUTABLE 126
@@ -101,40 +102,13 @@ static void setup_stdio(int interactive)
 		close(fd);
 }
 
-/* Reads one file of the job (fsvm's, but checked as any input) into buf,
- * NUL-terminated; returns its length, 0 when absent or empty. */
-static size_t read_spec(const char *path, char *buf, size_t size)
-{
-	size_t len = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		ssize_t n;
-		while (len < size - 1 &&
-		       (n = read(fd, buf + len, size - 1 - len)) > 0)
-			len += (size_t)n;
-		close(fd);
-	}
-	buf[len] = '\0';
-	return len;
-}
-
-/* Splits NUL-terminated fields into list (at most max); returns how many. */
-static int split_fields(char *buf, size_t len, char **list, int max)
-{
-	int n = 0;
-	for (char *p = buf; p < buf + len && n < max; p += strlen(p) + 1)
-		list[n++] = p;
-	list[n] = NULL;
-	return n;
-}
-
 /* --env: NAME=VALUE each; anything else is not a variable. */
 static void apply_env(void)
 {
 	static char buf[1 << 20];
 	static char *vars[INIT_MAX_ARGS + 1];
-	int n = split_fields(buf, read_spec("/" GUEST_SPEC_ENV, buf, sizeof(buf)),
-			     vars, INIT_MAX_ARGS);
+	int n = spec_split(buf, spec_read("/" GUEST_SPEC_ENV, buf, sizeof(buf)),
+			   vars, INIT_MAX_ARGS);
 	for (int i = 0; i < n; i++) {
 		char *eq = strchr(vars[i], '=');
 		if (!eq || eq == vars[i])
@@ -156,8 +130,8 @@ static int read_user(struct run_as *as)
 	static char buf[8192];
 	char *f[5];
 	as->set = 0;
-	if (split_fields(buf, read_spec("/" GUEST_SPEC_USER, buf, sizeof(buf)),
-			 f, 4) != 4)
+	if (spec_split(buf, spec_read("/" GUEST_SPEC_USER, buf, sizeof(buf)), f,
+		       4) != 4)
 		return access("/" GUEST_SPEC_USER, F_OK) == 0 ? -1 : 0;
 	char *end1, *end2;
 	errno = 0;
@@ -181,11 +155,11 @@ static int read_net(struct net_job *job)
 {
 	static char buf[512];
 	char *f[6];
-	size_t len = read_spec("/" GUEST_SPEC_NET, buf, sizeof(buf));
+	size_t len = spec_read("/" GUEST_SPEC_NET, buf, sizeof(buf));
 	*job = (struct net_job){0};
 	if (!len && access("/" GUEST_SPEC_NET, F_OK) < 0)
 		return 0;
-	return net_parse_job(f, len ? split_fields(buf, len, f, 5) : 0, job);
+	return net_parse_job(f, len ? spec_split(buf, len, f, 5) : 0, job);
 }
 
 /* In the command's process: give up root for the user's ids. */
@@ -290,12 +264,12 @@ int main(void)
 	int interactive = access("/" GUEST_SPEC_TTY, F_OK) == 0;
 	setup_stdio(interactive);
 	/* The job description lives in the initramfs we are about to leave. */
-	char **cmd = split_fields(argbuf,
-				  read_spec("/" GUEST_SPEC_ARGV, argbuf, sizeof(argbuf)),
-				  argv, INIT_MAX_ARGS)
+	char **cmd = spec_split(argbuf,
+				spec_read("/" GUEST_SPEC_ARGV, argbuf, sizeof(argbuf)),
+				argv, INIT_MAX_ARGS)
 			     ? argv
 			     : shell;
-	read_spec("/" GUEST_SPEC_CWD, cwd, sizeof(cwd));
+	spec_read("/" GUEST_SPEC_CWD, cwd, sizeof(cwd));
 	int cwd_required = access("/" GUEST_SPEC_CWD_REQUIRED, F_OK) == 0;
 	setenv("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", 1);
 	setenv("HOME", "/root", 1);
