@@ -111,7 +111,7 @@ void load_modules(bool network)
 		load_list(MODULES_DIR, MODULES_NET_LIST);
 }
 
-static int mkdir_p(const char *path)
+int mkdir_p(const char *path)
 {
 	char buf[4096];
 	snprintf(buf, sizeof(buf), "%s", path);
@@ -126,6 +126,17 @@ static int mkdir_p(const char *path)
 	return mkdir(buf, 0755) < 0 && errno != EEXIST ? -1 : 0;
 }
 
+/* Taken before anything moves: whether shares map files through a DAX
+ * window, and the init's sysfs, which a container's new root may lack. */
+static bool share_dax;
+static int bdi_dir = -1;
+
+static void prepare_shares(void)
+{
+	share_dax = access("/" GUEST_SPEC_DAX, F_OK) == 0;
+	bdi_dir = open("/sys/class/bdi", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+}
+
 /* The guest's FUSE gives each connection at most 1% of the dirty-page
  * limit, against user-space servers that might never take their pages
  * back. fsvm always does, and at 1% a guest writing 1 MiB buffers stalls
@@ -137,12 +148,12 @@ static void lift_dirty_limit(const char *target)
 
 	if (stat(target, &st) < 0)
 		return;
-	snprintf(path, sizeof(path), "/sys/class/bdi/%u:%u/max_ratio",
-		 major(st.st_dev), minor(st.st_dev));
-	int fd = open(path, O_WRONLY);
+	snprintf(path, sizeof(path), "%u:%u/max_ratio", major(st.st_dev),
+		 minor(st.st_dev));
+	int fd = openat(bdi_dir, path, O_WRONLY | O_CLOEXEC);
 	if (fd < 0 || write(fd, "100", 3) < 0)
-		dprintf(STDERR_FILENO, "fsvm-init: %s: %s\n", path,
-			strerror(errno));
+		dprintf(STDERR_FILENO, "fsvm-init: /sys/class/bdi/%s: %s\n",
+			path, strerror(errno));
 	if (fd >= 0)
 		close(fd);
 }
@@ -152,14 +163,30 @@ static void lift_dirty_limit(const char *target)
  * mount or su would run as nobody, even for the guest's root. */
 #define SHARE_FLAGS MS_NOSUID
 
-static int mount_virtiofs(const char *tag, const char *target, bool readonly)
+int mount_share(const char *tag, const char *target, unsigned long flags,
+		const char *data)
 {
 	/* With a DAX window, file data is mapped, not copied, for the files
 	 * fsvm marks: those on ordinary host file systems. */
-	const char *opts = access("/" GUEST_SPEC_DAX, F_OK) == 0 ? "dax=inode"
-								  : NULL;
-	if (mount(tag, target, "virtiofs",
-		  SHARE_FLAGS | (readonly ? MS_RDONLY : 0), opts) == 0)
+	char opts[MOUNT_DATA_MAX];
+	if (snprintf(opts, sizeof(opts), "%s%s%s", data ? data : "",
+		     data && *data && share_dax ? "," : "",
+		     share_dax ? "dax=inode" : "") >= (int)sizeof(opts)) {
+		errno = E2BIG;
+		return -1;
+	}
+	if (mount(tag, target, "virtiofs", SHARE_FLAGS | flags,
+		  *opts ? opts : NULL) < 0)
+		return -1;
+	/* A read-only share writes nothing back. */
+	if (!(flags & MS_RDONLY))
+		lift_dirty_limit(target);
+	return 0;
+}
+
+static int mount_virtiofs(const char *tag, const char *target, bool readonly)
+{
+	if (mount_share(tag, target, readonly ? MS_RDONLY : 0, NULL) == 0)
 		return 0;
 	/* A kernel of the user's own (--kernel) may lack what fsvm needs:
 	 * name the option (`fsvm kconfig` checks a whole .config). */
@@ -218,7 +245,7 @@ static int move_system_mounts(void)
 	return 0;
 }
 
-static int switch_root(void)
+int switch_root(void)
 {
 	if (chdir(NEW_ROOT) < 0 || mount(".", "/", NULL, MS_MOVE, NULL) < 0 ||
 	    chroot(".") < 0 || chdir("/") < 0)
@@ -226,17 +253,26 @@ static int switch_root(void)
 	return 0;
 }
 
-int mount_shares(void)
+/* GUEST_SPEC_MOUNTS's fields, three a share; NULL when the job has none. */
+static char *read_mounts(const char **field, size_t *n)
 {
 	size_t len;
 	char *spec = read_file("/" GUEST_SPEC_MOUNTS, &len);
+	*n = 0;
+	for (char *p = spec; spec && p < spec + len && *n < 3 * MAX_MOUNTS;
+	     p += strlen(p) + 1)
+		field[(*n)++] = p;
+	return spec;
+}
+
+int mount_shares(void)
+{
+	const char *field[3 * MAX_MOUNTS];
+	size_t n;
+	char *spec = read_mounts(field, &n);
 	if (!spec)
 		return 0; /* no shares: stay in the initramfs */
-	const char *field[3 * MAX_MOUNTS];
-	size_t n = 0;
-	for (char *p = spec; p < spec + len && n < 3 * MAX_MOUNTS;
-	     p += strlen(p) + 1)
-		field[n++] = p;
+	prepare_shares();
 	int err = n < 3 ? -1 : mount_root(field[0], field[1]);
 	if (!err)
 		err = move_system_mounts();
@@ -251,13 +287,24 @@ int mount_shares(void)
 	}
 	if (!err)
 		err = switch_root();
-	/* Now that /sys is back at /sys (it moved with the new root). */
-	if (!err && strcmp(field[1], GUEST_MOUNT_RO) &&
-	    strcmp(field[1], GUEST_MOUNT_OVERLAY))
-		lift_dirty_limit("/");
-	for (size_t i = 3; !err && i + 2 < n; i += 3)
-		if (strcmp(field[i + 1], GUEST_MOUNT_RO))
-			lift_dirty_limit(field[i + 2]);
+	free(spec);
+	return err;
+}
+
+int mount_container_root(void)
+{
+	const char *field[3 * MAX_MOUNTS];
+	size_t n;
+	char *spec = read_mounts(field, &n);
+	int err = -1;
+	if (n != 3)
+		dprintf(STDERR_FILENO,
+			"fsvm-init: a container's job names its root share alone, not %zu fields\n",
+			n);
+	else {
+		prepare_shares();
+		err = mount_root(field[0], field[1]);
+	}
 	free(spec);
 	return err;
 }
