@@ -421,7 +421,7 @@ int net_write_resolv_conf(const struct net_settings *s, bool root_is_host_share)
 	return 0;
 }
 
-int net_configure(const struct net_job *job)
+int net_configure_links(const struct net_job *job, struct net_settings *applied)
 {
 	int sock = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (sock < 0)
@@ -429,9 +429,13 @@ int net_configure(const struct net_job *job)
 	/* The guest's own loopback: 127.0.0.1 and ::1 come with it up. */
 	int err = bring_up(sock, "lo");
 	close(sock);
+	return err ? err : net_configure_interface(NET_INTERFACE, job, applied);
+}
+
+int net_configure(const struct net_job *job)
+{
 	struct net_settings applied;
-	if (!err)
-		err = net_configure_interface(NET_INTERFACE, job, &applied);
+	int err = net_configure_links(job, &applied);
 	struct statfs root;
 	if (!err && statfs("/", &root) < 0)
 		err = fail(errno, "/");

@@ -33,6 +33,13 @@ int net_parse_job(char **fields, int count, struct net_job *job);
  * a negative errno after printing one line saying why. */
 int net_configure(const struct net_job *job);
 
+/* net_configure without the DNS servers: lo and eth0 up, eth0 given the
+ * job's settings or DHCP's, which *applied receives. A container's own
+ * mounts say what its /etc/resolv.conf is, as under runc, which writes
+ * none; and this runs before its root switch, while the init's /sys is
+ * there to watch eth0's driver and carrier. */
+int net_configure_links(const struct net_job *job, struct net_settings *applied);
+
 /* The steps of net_configure on any interface (tests run them in a
  * namespace of pasta's). Brings ifname up, waits for its link, and gives
  * it the job's settings or DHCP's, which *applied receives. */
