@@ -2,9 +2,10 @@
  * runs the command fsvm handed over in the initramfs, reaps orphans, and
  * reports the command's exit status through the exit device. */
 #include <errno.h>
-#include <grp.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,7 @@
 
 #include "guest/mounts.h"
 #include "guest/net.h"
+#include "guest/process.h"
 #include "guest/protocol.h"
 #include "guest/spec.h"
 
@@ -102,34 +104,39 @@ static void setup_stdio(int interactive)
 		close(fd);
 }
 
-/* --env: NAME=VALUE each; anything else is not a variable. */
+/* --env: NAME=VALUE each, read while the job is at hand and set once the
+ * root is final (a HOME of the root's passwd goes under them). */
+static char env_buf[1 << 20];
+static char *env_vars[INIT_MAX_ARGS + 1];
+static int env_count;
+
+static void read_env(void)
+{
+	env_count = spec_split(env_buf,
+			       spec_read("/" GUEST_SPEC_ENV, env_buf, sizeof(env_buf)),
+			       env_vars, INIT_MAX_ARGS);
+}
+
+/* Anything but NAME=VALUE is not a variable. */
 static void apply_env(void)
 {
-	static char buf[1 << 20];
-	static char *vars[INIT_MAX_ARGS + 1];
-	int n = spec_split(buf, spec_read("/" GUEST_SPEC_ENV, buf, sizeof(buf)),
-			   vars, INIT_MAX_ARGS);
-	for (int i = 0; i < n; i++) {
-		char *eq = strchr(vars[i], '=');
-		if (!eq || eq == vars[i])
+	for (int i = 0; i < env_count; i++) {
+		char *eq = strchr(env_vars[i], '=');
+		if (!eq || eq == env_vars[i])
 			continue;
 		*eq = '\0';
-		setenv(vars[i], eq + 1, 1);
+		setenv(env_vars[i], eq + 1, 1);
+		*eq = '=';
 	}
 }
 
-struct run_as {
-	int set;
-	uid_t uid;
-	gid_t gid;
-};
-
-/* --user: the ids the command runs as, its HOME and USER. */
+/* --user (or a container's user): the ids the command runs as, its home
+ * ("": the root's passwd's) and name ("": no USER). */
 static int read_user(struct run_as *as)
 {
 	static char buf[8192];
 	char *f[5];
-	as->set = 0;
+	*as = (struct run_as){0};
 	if (spec_split(buf, spec_read("/" GUEST_SPEC_USER, buf, sizeof(buf)), f,
 		       4) != 4)
 		return access("/" GUEST_SPEC_USER, F_OK) == 0 ? -1 : 0;
@@ -138,13 +145,71 @@ static int read_user(struct run_as *as)
 	unsigned long uid = strtoul(f[0], &end1, 10);
 	unsigned long gid = strtoul(f[1], &end2, 10);
 	if (errno || *end1 || *end2 || !*f[0] || !*f[1] || uid >= (uid_t)-1 ||
-	    gid >= (gid_t)-1 || f[2][0] != '/')
+	    gid >= (gid_t)-1 || (f[2][0] && f[2][0] != '/'))
 		return -1;
-	*as = (struct run_as){.set = 1, .uid = (uid_t)uid, .gid = (gid_t)gid};
-	setenv("HOME", f[2], 1);
-	if (*f[3]) {
-		setenv("USER", f[3], 1);
-		setenv("LOGNAME", f[3], 1);
+	*as = (struct run_as){.set = true,
+			      .uid = (uid_t)uid,
+			      .gid = (gid_t)gid,
+			      .home = f[2],
+			      .name = f[3]};
+	return 0;
+}
+
+/* The user's home: the job's, else the root's passwd entry's, else /. */
+static const char *home_of(const struct run_as *as)
+{
+	static char home[PATH_MAX];
+	if (as->set && *as->home)
+		return as->home;
+	return passwd_home("/etc/passwd", as->set ? as->uid : 0, home,
+			   sizeof(home)) == 0
+		       ? home
+		       : "/";
+}
+
+/* The command's environment: the init's PATH, HOME and TERM, under the
+ * user's HOME and USER, under --env's; with env=exact (a container's)
+ * the job's variables alone, and HOME if they lack one. */
+static void setup_environment(const struct run_as *as, bool exact,
+			      bool interactive)
+{
+	if (exact) {
+		clearenv();
+	} else {
+		setenv("PATH",
+		       "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+		       1);
+		setenv("HOME", "/root", 1);
+		if (!getenv("TERM"))
+			setenv("TERM", interactive ? "linux" : "dumb", 1);
+		if (as->set)
+			setenv("HOME", home_of(as), 1);
+		if (as->set && *as->name) {
+			setenv("USER", as->name, 1);
+			setenv("LOGNAME", as->name, 1);
+		}
+	}
+	apply_env();
+	if (!getenv("HOME"))
+		setenv("HOME", home_of(as), 1);
+}
+
+/* GUEST_SPEC_HOSTNAME: the name's bytes; none or empty: the kernel's. */
+static int set_hostname(void)
+{
+	char name[HOST_NAME_MAX + 2];
+	size_t len = spec_read("/" GUEST_SPEC_HOSTNAME, name, sizeof(name));
+	if (!len)
+		return 0;
+	if (len > HOST_NAME_MAX || strlen(name) != len) {
+		dprintf(STDERR_FILENO,
+			"fsvm-init: hostname: not a name of 1 to %d bytes\n",
+			HOST_NAME_MAX);
+		return -1;
+	}
+	if (sethostname(name, len) < 0) {
+		warn("hostname");
+		return -1;
 	}
 	return 0;
 }
@@ -160,18 +225,6 @@ static int read_net(struct net_job *job)
 	if (!len && access("/" GUEST_SPEC_NET, F_OK) < 0)
 		return 0;
 	return net_parse_job(f, len ? spec_split(buf, len, f, 5) : 0, job);
-}
-
-/* In the command's process: give up root for the user's ids. */
-static void become(const struct run_as *as)
-{
-	if (!as->set)
-		return;
-	if (setgroups(0, NULL) < 0 || setgid(as->gid) < 0 ||
-	    setuid(as->uid) < 0) {
-		warn("--user: cannot take the caller's ids");
-		_exit(EXIT_SETUP_FAILED);
-	}
 }
 
 static int have_port; /* the exit device's ports are ours (ioperm) */
@@ -256,7 +309,8 @@ int main(void)
 	static char *argv[INIT_MAX_ARGS + 1];
 	static char *shell[] = {"/bin/sh", NULL};
 	static char cwd[4096];
-	struct run_as as = {0};
+	static struct process_spec process;
+	struct run_as as;
 	struct net_job net;
 
 	mount_basics(); /* /dev first: the kernel's clock is read in /dev/kmsg */
@@ -271,17 +325,15 @@ int main(void)
 			     : shell;
 	spec_read("/" GUEST_SPEC_CWD, cwd, sizeof(cwd));
 	int cwd_required = access("/" GUEST_SPEC_CWD_REQUIRED, F_OK) == 0;
-	setenv("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", 1);
-	setenv("HOME", "/root", 1);
-	if (!getenv("TERM"))
-		setenv("TERM", interactive ? "linux" : "dumb", 1);
 	if (read_user(&as) < 0) {
 		dprintf(STDERR_FILENO, "fsvm-init: --user: malformed job file\n");
 		report(EXIT_SETUP_FAILED);
 	}
 	if (read_net(&net) < 0)
 		report(EXIT_SETUP_FAILED);
-	apply_env();
+	read_env();
+	if (process_read(&process) < 0 || set_hostname() < 0)
+		report(EXIT_SETUP_FAILED);
 	load_modules(net.wanted);
 	mark(GUEST_MARK_MODULES);
 	if (mount_shares() < 0)
@@ -290,6 +342,7 @@ int main(void)
 	/* After the root: resolv.conf goes into the guest's /etc. */
 	if (net.wanted && net_configure(&net) < 0)
 		report(EXIT_SETUP_FAILED);
+	setup_environment(&as, process.exact_env, interactive);
 	if (!cwd[0] || chdir(cwd) < 0) {
 		if (cwd_required) {
 			dprintf(STDERR_FILENO, "fsvm-init: --cwd %s: %s\n", cwd,
@@ -306,7 +359,7 @@ int main(void)
 		setsid();
 		if (interactive)
 			ioctl(STDIN_FILENO, TIOCSCTTY, 0);
-		become(&as);
+		process_become(&process, &as);
 		execvp(cmd[0], cmd);
 		int code = errno == ENOENT ? EXIT_NOT_FOUND : EXIT_NOT_EXECUTABLE;
 		dprintf(STDERR_FILENO, "fsvm-init: %s: %s\n", cmd[0],

@@ -13,4 +13,11 @@ size_t spec_read(const char *path, char *buf, size_t size);
  * returns how many. */
 int spec_split(char *buf, size_t len, char **list, int max);
 
+/* The fields of the job file path, read into buf and listed in fields
+ * (max + 1 entries, the last NULL): how many (0 when absent), or -1
+ * after one line naming what when the file fills buf (it may have been
+ * cut) or holds more than max. */
+int spec_read_fields(const char *path, const char *what, char *buf,
+		     size_t size, char **fields, int max);
+
 #endif
