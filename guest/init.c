@@ -18,6 +18,7 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "guest/container_mounts.h"
 #include "guest/mounts.h"
 #include "guest/net.h"
 #include "guest/process.h"
@@ -303,6 +304,33 @@ static int wait_for(pid_t child)
 	}
 }
 
+/* `fsvm run`'s root: the shares, the init's /dev, /proc and /sys, then the
+ * network (resolv.conf goes into the guest's /etc). */
+static int enter_root(const struct net_job *net)
+{
+	if (mount_shares() < 0)
+		return -1;
+	mark(GUEST_MARK_ROOT);
+	return net->wanted ? net_configure(net) : 0;
+}
+
+/* A container's: its root share, the network while the init's /sys is
+ * at hand, what the new root cannot reach taken along, the switch, then
+ * the container's own mounts. */
+static int enter_container(struct container_mounts *mounts,
+			   const struct net_job *net)
+{
+	struct net_settings applied;
+	if (mount_container_root() < 0)
+		return -1;
+	mark(GUEST_MARK_ROOT);
+	if (net->wanted && net_configure_links(net, &applied) < 0)
+		return -1;
+	if (container_mounts_prepare(mounts) < 0 || switch_root() < 0)
+		return -1;
+	return container_mounts_apply(mounts);
+}
+
 int main(void)
 {
 	static char argbuf[1 << 20];
@@ -310,6 +338,7 @@ int main(void)
 	static char *shell[] = {"/bin/sh", NULL};
 	static char cwd[4096];
 	static struct process_spec process;
+	static struct container_mounts container_mounts;
 	struct run_as as;
 	struct net_job net;
 
@@ -334,13 +363,11 @@ int main(void)
 	read_env();
 	if (process_read(&process) < 0 || set_hostname() < 0)
 		report(EXIT_SETUP_FAILED);
+	bool container = access("/" GUEST_SPEC_FSMOUNTS, F_OK) == 0;
 	load_modules(net.wanted);
 	mark(GUEST_MARK_MODULES);
-	if (mount_shares() < 0)
-		report(EXIT_SETUP_FAILED);
-	mark(GUEST_MARK_ROOT);
-	/* After the root: resolv.conf goes into the guest's /etc. */
-	if (net.wanted && net_configure(&net) < 0)
+	if ((container ? enter_container(&container_mounts, &net)
+		       : enter_root(&net)) < 0)
 		report(EXIT_SETUP_FAILED);
 	setup_environment(&as, process.exact_env, interactive);
 	if (!cwd[0] || chdir(cwd) < 0) {
