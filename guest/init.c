@@ -23,6 +23,7 @@
 #include "guest/net.h"
 #include "guest/process.h"
 #include "guest/protocol.h"
+#include "guest/signals.h"
 #include "guest/spec.h"
 
 #define INIT_MAX_ARGS 4096
@@ -287,6 +288,13 @@ static void report(int status)
 	reboot(RB_AUTOBOOT);
 }
 
+static int exit_code(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return 128 + WTERMSIG(status);
+}
+
 static int wait_for(pid_t child)
 {
 	for (;;) {
@@ -298,9 +306,7 @@ static int wait_for(pid_t child)
 			return EXIT_NOT_FOUND;
 		if (pid != child)
 			continue; /* an orphan reparented to us */
-		if (WIFEXITED(st))
-			return WEXITSTATUS(st);
-		return 128 + WTERMSIG(st);
+		return exit_code(st);
 	}
 }
 
@@ -339,6 +345,7 @@ int main(void)
 	static char cwd[4096];
 	static struct process_spec process;
 	static struct container_mounts container_mounts;
+	struct signal_forward forward;
 	struct run_as as;
 	struct net_job net;
 
@@ -364,8 +371,13 @@ int main(void)
 	if (process_read(&process) < 0 || set_hostname() < 0)
 		report(EXIT_SETUP_FAILED);
 	bool container = access("/" GUEST_SPEC_FSMOUNTS, F_OK) == 0;
+	bool forwarding = access("/" GUEST_SPEC_SIGNALS, F_OK) == 0;
 	load_modules(net.wanted);
 	mark(GUEST_MARK_MODULES);
+	/* fsvm sends signals from GUEST_MARK_COMMAND on; the tty is the
+	 * init's, out of a container's reach after the root switch. */
+	if (forwarding && signals_open(&forward, GUEST_STDERR_TTY) < 0)
+		report(EXIT_SETUP_FAILED);
 	if ((container ? enter_container(&container_mounts, &net)
 		       : enter_root(&net)) < 0)
 		report(EXIT_SETUP_FAILED);
@@ -383,6 +395,8 @@ int main(void)
 
 	pid_t child = fork();
 	if (child == 0) {
+		if (forwarding)
+			signals_restore(&forward);
 		setsid();
 		if (interactive)
 			ioctl(STDIN_FILENO, TIOCSCTTY, 0);
@@ -394,7 +408,14 @@ int main(void)
 					       : strerror(errno));
 		_exit(code);
 	}
-	int status = child < 0 ? EXIT_NOT_EXECUTABLE : wait_for(child);
+	int status, st;
+	if (child < 0)
+		status = EXIT_NOT_EXECUTABLE;
+	else if (forwarding)
+		status = signals_wait(&forward, child, &st) < 0 ? EXIT_NOT_FOUND
+								: exit_code(st);
+	else
+		status = wait_for(child);
 	mark(GUEST_MARK_COMMAND_EXIT);
 	report(status);
 	return 0;

@@ -1,0 +1,34 @@
+/* GUEST_SPEC_SIGNALS: the signals fsvm forwards to the command, one byte
+ * each (the signal's number) on the input side of a console tty. */
+#ifndef FSVM_GUEST_SIGNALS_H
+#define FSVM_GUEST_SIGNALS_H
+
+#include <signal.h>
+#include <sys/types.h>
+
+struct signal_forward {
+	int input;        /* the tty, read side raw */
+	int child_events; /* a signalfd for SIGCHLD */
+	sigset_t saved_mask;
+};
+
+/* Makes the input side of fd's terminal raw (bytes as they come, no echo,
+ * no signals of the line discipline's), its output side untouched. 0,
+ * or -1 with errno set. */
+int tty_raw_input(int fd);
+
+/* Opens tty for reading, its input raw, and turns SIGCHLD into events,
+ * blocked from now on so that no exit goes unseen. Before the command is
+ * forked (and before fsvm may send: GUEST_MARK_COMMAND). 0, or -1 after
+ * one line. */
+int signals_open(struct signal_forward *f, const char *tty);
+
+/* In the command's process: the signal mask it had before. */
+void signals_restore(const struct signal_forward *f);
+
+/* Waits for child, reaping orphans, and sends child each signal (1-64)
+ * read from the tty, ignoring other bytes. 0 with child's wait status in
+ * *status, or -1 when there is nothing to wait for. */
+int signals_wait(struct signal_forward *f, pid_t child, int *status);
+
+#endif
