@@ -37,10 +37,11 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 # asks for the CPU affinity): it runs as fsvm is built, without them.
 UNIT_SAN_BINS := $(filter-out $(BUILD)/tests-san/test_seccomp,\
 		 $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests-san/%))
-# test_identity and test_guest_net unshare a user namespace, which only a
-# single-threaded process may: TSan's runtime runs a thread of its own
-# (in a forked child too). test_seccomp: as above.
-UNIT_TSAN_SRCS := $(filter-out tests/unit/test_identity.c tests/unit/test_jail.c tests/unit/test_seccomp.c tests/unit/test_guest_net.c,$(UNIT_SRCS))
+# test_identity and test_guest_net unshare a user namespace, and
+# test_guest_container a mount namespace, which only a single-threaded
+# process may: TSan's runtime runs a thread of its own (in a forked child
+# too). test_seccomp: as above.
+UNIT_TSAN_SRCS := $(filter-out tests/unit/test_identity.c tests/unit/test_jail.c tests/unit/test_seccomp.c tests/unit/test_guest_net.c tests/unit/test_guest_container.c,$(UNIT_SRCS))
 UNIT_TSAN_BINS := $(UNIT_TSAN_SRCS:tests/unit/%.c=$(BUILD)/tests-tsan/%)
 
 .PHONY: all deps guest guest-microvm guest-modular run test check unit integration fuzz fuzz-check fuzz-corpus bench clean man install uninstall
@@ -125,6 +126,7 @@ $(BUILD)/tests-tsan/%: tests/unit/%.c $(BUILD)/libfsvm-tsan.a
 # guest/ is the init's own, in no library: a test of it builds the files.
 $(addsuffix /test_dhcp,$(BUILD)/tests $(BUILD)/tests-san $(BUILD)/tests-tsan): guest/dhcp.c
 $(addsuffix /test_guest_net,$(BUILD)/tests $(BUILD)/tests-san): guest/net.c guest/dhcp.c
+$(addsuffix /test_guest_container,$(BUILD)/tests $(BUILD)/tests-san): guest/container_mounts.c guest/mounts.c guest/process.c guest/signals.c guest/spec.c
 
 # The guests: Debian's stock kernels (fetched, never installed), each with
 # our initramfs holding its own modules, side by side in $(GUEST)/SERIES/
