@@ -51,7 +51,8 @@
 /* A container's job (`fsvm oci`, from an OCI bundle's config.json): what a
  * container runtime gives its process beyond `fsvm run`'s job. */
 
-/* The guest's host name (sethostname before the command starts). */
+/* The guest's host name (sethostname before the command starts): its
+ * bytes, 64 at most; empty: the kernel's. */
 #define GUEST_SPEC_HOSTNAME GUEST_SPEC_DIR "/hostname"
 /* Present: GUEST_SPEC_MOUNTS names the root alone, and the new root gets
  * exactly these mounts instead of the init's own /dev, /proc, /sys and
@@ -61,10 +62,13 @@
  * type, source, destination, options. type is a file system (proc,
  * sysfs, tmpfs, devpts, mqueue, cgroup2, devtmpfs, ...: the guest's own,
  * source its device name), GUEST_FSMOUNT_SHARE (source: a share's tag;
- * dax=inode with GUEST_SPEC_DAX) or GUEST_FSMOUNT_BIND (source: a path in
- * the new root, or GUEST_SPEC_FILES NAME: a file the job carries). options
- * is mount(8)'s comma-separated list: flags (ro, nosuid, nodev, noexec,
- * relatime, bind, rbind, private, ...) and file-system data for the rest. */
+ * dax=inode with GUEST_SPEC_DAX) or GUEST_FSMOUNT_BIND (source: an
+ * absolute path in the new root, or GUEST_SPEC_FILES followed by NAME,
+ * "fsvm/files/0": a file the job carries). options is mount(8)'s
+ * comma-separated list: flags (ro, nosuid, nodev, noexec, relatime, bind,
+ * rbind, private, ...) and file-system data for the rest (none for a
+ * bind). A tmpfs on /dev gets the nodes and links runc makes there, and
+ * GUEST_STDOUT_TTY's device as /dev/console. */
 #define GUEST_SPEC_FSMOUNTS GUEST_SPEC_DIR "/fsmounts"
 #define GUEST_FSMOUNT_SHARE "virtiofs"
 #define GUEST_FSMOUNT_BIND "bind"
@@ -83,8 +87,10 @@
  *   groups=G1,G2,...   supplementary groups (default: none)
  *   rlimit=R,SOFT,HARD a resource limit (R: RLIMIT_* number; decimal
  *                      limits, RLIM_INFINITY as "unlimited"); repeatable
- *   caps=B,E,P,I,A     capability sets as hex masks: bounding, effective,
- *                      permitted, inheritable, ambient (absent: root's)
+ *   caps=B,E,P,I,A     capability sets as hex masks (0x optional):
+ *                      bounding, effective, permitted, inheritable,
+ *                      ambient (absent: root's; bits past the kernel's
+ *                      last capability are ignored)
  *   no_new_privs=1     PR_SET_NO_NEW_PRIVS before exec
  *   umask=OCTAL
  *   env=exact          the environment is GUEST_SPEC_ENV alone (and
