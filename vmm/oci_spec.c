@@ -411,12 +411,21 @@ static const char *share_options(struct oci_bundle *b, struct json_object *opts,
 	return own(b, "%s", buf);
 }
 
+/* A file system's options as given, less crun's own (podman passes
+ * tmpcopyup for a tmpfs volume) and the host-side relabelling and id
+ * mapping, which mean nothing to the guest's kernel. */
 static const char *all_options(struct oci_bundle *b, struct json_object *opts)
 {
+	static const char *const host_only[] = {"tmpcopyup", "notmpcopyup",
+						"copy-symlink", "idmap", "ridmap",
+						"z", "Z", "U"};
 	char buf[1024] = "";
 	size_t len = 0;
 	for (size_t i = 0; opts && i < json_object_array_length(opts); i++) {
 		const char *o = string_at(opts, i);
+		for (size_t k = 0; o && k < sizeof(host_only) / sizeof(host_only[0]); k++)
+			if (!strcmp(o, host_only[k]))
+				o = NULL;
 		if (o && len + strlen(o) + 2 < sizeof(buf))
 			len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%s",
 						len ? "," : "", o);
@@ -469,9 +478,16 @@ static int load_bind(struct oci_bundle *b, const char *source, const char *dest,
 				   !strcmp(own_fs, "tmpfs")
 					   ? "nosuid,nodev,noexec,mode=1777"
 					   : share_options(b, opts, &readonly));
-	if (S_ISCHR(st.st_mode) && !strncmp(host, "/dev/", 5))
-		return add_fsmount(b, GUEST_FSMOUNT_BIND, own(b, "%s", host), dest,
-				   share_options(b, opts, &readonly));
+	/* The guest's own of the nodes the init makes in a tmpfs /dev (as
+	 * runc does); no host device reaches a VM. */
+	static const char *const own_devices[] = {"/dev/null", "/dev/zero", "/dev/full",
+						  "/dev/random", "/dev/urandom", "/dev/tty"};
+	for (size_t i = 0; S_ISCHR(st.st_mode) && i < sizeof(own_devices) / sizeof(own_devices[0]); i++)
+		if (!strcmp(host, own_devices[i]))
+			return add_fsmount(b, GUEST_FSMOUNT_BIND, own_devices[i], dest,
+					   share_options(b, opts, &readonly));
+	if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
+		return bad(err, errlen, "mount %s: a host device cannot be passed into a VM (/dev/null, zero, full, random, urandom and tty are the guest's own)", source);
 	if (S_ISREG(st.st_mode)) {
 		if (st.st_size > OCI_MAX_FILE_BIND)
 			return bad(err, errlen, "mount %s: a file bound into a VM is copied, and this one is over 1 MiB (bind its folder)", source);
