@@ -117,7 +117,7 @@ static int add_container(struct cpio_buf *out, const struct container_job *c)
 			       c->hostname, strlen(c->hostname));
 	if (!err)
 		err = add_packed(out, GUEST_SPEC_FSMOUNTS, c->fsmounts,
-				 c->nr_fsmounts);
+				 4 * c->nr_fsmounts);
 	if (!err && c->nr_files)
 		err = add_container_files(out, c);
 	if (!err && c->nr_masked)

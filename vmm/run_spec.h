@@ -20,8 +20,8 @@ struct container_job {
 	const char *hostname; /* NULL: the kernel's */
 	bool root_readonly;   /* the root share read-only, no overlay */
 	unsigned int uid, gid; /* the process's user */
-	const char **fsmounts; /* GUEST_SPEC_FSMOUNTS: four fields each */
-	unsigned int nr_fsmounts;
+	const char **fsmounts; /* GUEST_SPEC_FSMOUNTS: four fields a mount */
+	unsigned int nr_fsmounts; /* mounts, not fields */
 	const char **files; /* host files carried as GUEST_SPEC_FILES 0, 1, ... */
 	unsigned int nr_files;
 	const char **masked, **readonly;
