@@ -113,7 +113,10 @@ void oci_state_free(struct oci_state *s)
 
 enum oci_status oci_state_status(const char *dir, const struct oci_state *s)
 {
-	if (!s->pid || oci_pid_start_time(s->pid) != s->start_time)
+	/* 0 is no live process's start time, though create may have read
+	 * it for a process that ended at once. */
+	unsigned long long start = s->pid ? oci_pid_start_time(s->pid) : 0;
+	if (!start || start != s->start_time)
 		return OCI_STOPPED;
 	char fifo[PATH_MAX + 16];
 	snprintf(fifo, sizeof(fifo), "%s/" OCI_FIFO, dir);
