@@ -65,8 +65,10 @@ int oci_console_open(const char *socket_path, int *slave, const char **why)
 	if (*slave < 0)
 		*why = "cannot open the terminal";
 	close(master);
-	if (err && *slave >= 0)
+	if (err && *slave >= 0) {
 		close(*slave);
+		*slave = -1; /* the caller closes a slave it was given */
+	}
 	return err;
 }
 
