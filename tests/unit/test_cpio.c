@@ -1,5 +1,6 @@
 /* Unit tests for vmm/cpio and vmm/run_spec: newc archives parsed back and checked by cpio(1). */
 #include <ctype.h>
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -239,6 +240,107 @@ static void test_spec_env_user_and_required_cwd(void **state)
 	cpio_free(&b);
 }
 
+/* A container's job after fsvm run's: its user (no home or name: the
+ * new root's passwd has them), host name, own mounts (four fields each),
+ * the copies of the host files it binds, masked and read-only paths, the
+ * process's fields and, last, that signals are forwarded. */
+static void test_spec_container(void **state)
+{
+	(void)state;
+	/* A host file's bytes as they are, a NUL among them. */
+	char host_file[] = "/tmp/fsvm-test-cpio-file-XXXXXX";
+	static const char hosts[] = "127.0.0.1 box\n\0::1 box\n";
+	int fd = mkstemp(host_file);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, hosts, sizeof(hosts)), (ssize_t)sizeof(hosts));
+	close(fd);
+	const char *fsmounts[] = {
+		"proc", "proc", "/proc", "",
+		GUEST_FSMOUNT_BIND, GUEST_SPEC_FILES "0", "/etc/hosts", "ro",
+		GUEST_FSMOUNT_SHARE, "share0", "/data", "rw,nosuid",
+	};
+	const char *files[] = {host_file};
+	const char *masked[] = {"/proc/kcore"};
+	const char *readonly[] = {"/proc/sys", "/proc/bus"};
+	const char *process[] = {"umask=22", "env=exact"};
+	struct container_job job = {
+		.hostname = "box", .uid = 1000, .gid = 100,
+		.fsmounts = fsmounts, .nr_fsmounts = 3,
+		.files = files, .nr_files = 1,
+		.masked = masked, .nr_masked = 1,
+		.readonly = readonly, .nr_readonly = 2,
+		.process = process, .nr_process = 2,
+		.forward_signals = true,
+	};
+	const struct run_spec_mount root[] = {{GUEST_ROOT_TAG, GUEST_MOUNT_RW, "/"}};
+	struct run_spec spec = {.argv = shell_argv, .argc = 1, .cwd = "/",
+				.mounts = root, .nr_mounts = 1, .container = &job};
+	struct cpio_buf b;
+	struct archive a;
+	build_spec(&spec, &b, &a);
+	unlink(host_file);
+	expect_names(&a, (const char *const[]){
+		"fsvm", GUEST_SPEC_ARGV, GUEST_SPEC_CWD, GUEST_SPEC_MOUNTS,
+		GUEST_SPEC_USER, GUEST_SPEC_HOSTNAME, GUEST_SPEC_FSMOUNTS,
+		GUEST_SPEC_FILES, GUEST_SPEC_FILES "0", GUEST_SPEC_MASKED,
+		GUEST_SPEC_READONLY, GUEST_SPEC_PROCESS, GUEST_SPEC_SIGNALS}, 13);
+	static const char user[] = "1000\0" "100\0\0";
+	expect_file(&a, GUEST_SPEC_USER, user, sizeof(user)); /* "uid\0gid\0\0\0" */
+	expect_file(&a, GUEST_SPEC_HOSTNAME, "box", 3);     /* no NUL */
+	static const char packed_fsmounts[] =
+		"proc\0proc\0/proc\0\0"
+		"bind\0fsvm/files/0\0/etc/hosts\0ro\0"
+		"virtiofs\0share0\0/data\0rw,nosuid";
+	expect_file(&a, GUEST_SPEC_FSMOUNTS, packed_fsmounts, sizeof(packed_fsmounts));
+	const struct entry *d = find(&a, GUEST_SPEC_FILES);
+	assert_non_null(d);
+	assert_int_equal(d->field[F_MODE], S_IFDIR | 0755);
+	assert_int_equal(d->field[F_FILESIZE], 0);
+	expect_file(&a, GUEST_SPEC_FILES "0", hosts, sizeof(hosts));
+	expect_file(&a, GUEST_SPEC_MASKED, "/proc/kcore", 12);
+	static const char packed_readonly[] = "/proc/sys\0/proc/bus";
+	expect_file(&a, GUEST_SPEC_READONLY, packed_readonly, sizeof(packed_readonly));
+	static const char packed_process[] = "umask=22\0env=exact";
+	expect_file(&a, GUEST_SPEC_PROCESS, packed_process, sizeof(packed_process));
+	expect_file(&a, GUEST_SPEC_SIGNALS, "1", 1);
+	/* The root alone in the shares' list: the rest are fsmounts. */
+	static const char packed_root[] = "root\0rw\0/";
+	expect_file(&a, GUEST_SPEC_MOUNTS, packed_root, sizeof(packed_root));
+	cpio_free(&b);
+}
+
+/* The least container: the mount list is there, empty (the new root
+ * gets none of the init's own), and nothing else is. */
+static void test_spec_container_minimal(void **state)
+{
+	(void)state;
+	struct container_job job = {.uid = 0, .gid = 0};
+	struct run_spec spec = {.argv = shell_argv, .argc = 1, .container = &job};
+	struct cpio_buf b;
+	struct archive a;
+	build_spec(&spec, &b, &a);
+	expect_names(&a, (const char *const[]){"fsvm", GUEST_SPEC_ARGV,
+					       GUEST_SPEC_USER, GUEST_SPEC_FSMOUNTS}, 4);
+	static const char user[] = "0\0" "0\0\0";
+	expect_file(&a, GUEST_SPEC_USER, user, sizeof(user));
+	expect_file(&a, GUEST_SPEC_FSMOUNTS, "", 0);
+	assert_null(find(&a, GUEST_SPEC_SIGNALS));
+	assert_null(find(&a, GUEST_SPEC_HOSTNAME));
+	cpio_free(&b);
+}
+
+/* A file to bind that cannot be read fails the build. */
+static void test_spec_container_missing_file(void **state)
+{
+	(void)state;
+	const char *files[] = {"/nonexistent/fsvm-test-hosts"};
+	struct container_job job = {.files = files, .nr_files = 1};
+	struct run_spec spec = {.argv = shell_argv, .argc = 1, .container = &job};
+	struct cpio_buf b = {0};
+	assert_int_equal(run_spec_build(&spec, &b), -ENOENT);
+	cpio_free(&b);
+}
+
 /* Runs a shell command on the archive in a temporary file; returns its
  * output (at most size - 1 bytes) and length. */
 static size_t run_on_archive(const struct cpio_buf *b, const char *cmd_fmt,
@@ -348,6 +450,9 @@ int main(void)
 		cmocka_unit_test(test_spec_empty_argument_kept),
 		cmocka_unit_test(test_spec_cwd_and_mounts),
 		cmocka_unit_test(test_spec_env_user_and_required_cwd),
+		cmocka_unit_test(test_spec_container),
+		cmocka_unit_test(test_spec_container_minimal),
+		cmocka_unit_test(test_spec_container_missing_file),
 		cmocka_unit_test(test_spec_accepted_by_cpio_tool),
 		cmocka_unit_test(test_cpio_padding),
 		cmocka_unit_test(test_cpio_large_entry_grows_buffer),
