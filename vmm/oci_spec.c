@@ -644,8 +644,15 @@ static int load_namespaces(struct oci_bundle *b, struct json_object *linux_,
 	return 0;
 }
 
+static bool has_annotation(const struct oci_bundle *b, const char *key)
+{
+	struct json_object *ann, *v;
+	return json_object_object_get_ex(b->config, "annotations", &ann) &&
+	       json_object_object_get_ex(ann, key, &v);
+}
+
 /* linux.resources: the VM's size. A CPU quota is that many vCPUs, a
- * memory limit the guest's RAM. */
+ * memory limit the guest's RAM; io.fsvm.cpus and .mem say otherwise. */
 static int load_resources(struct oci_bundle *b, struct json_object *linux_,
 			  char *err, size_t errlen)
 {
@@ -657,6 +664,10 @@ static int load_resources(struct oci_bundle *b, struct json_object *linux_,
 	    member(cpu, "quota", json_type_int, &quota, "linux.resources.cpu.", err, errlen) < 0 ||
 	    member(cpu, "period", json_type_int, &period, "linux.resources.cpu.", err, errlen) < 0)
 		return -EINVAL;
+	if (has_annotation(b, "io.fsvm.mem") || has_annotation(b, "io.fsvm.memory"))
+		limit = NULL;
+	if (has_annotation(b, "io.fsvm.cpus"))
+		quota = NULL;
 	if (limit && json_object_get_int64(limit) > 0) {
 		uint64_t bytes = (uint64_t)json_object_get_int64(limit) &
 				 ~(GUEST_PAGE_SIZE - 1);
@@ -673,14 +684,21 @@ static int load_resources(struct oci_bundle *b, struct json_object *linux_,
 	return 0;
 }
 
-/* io.fsvm.OPTION annotations: fsvm run's options that shape the VM. */
-static int load_annotations(struct oci_bundle *b, char *err, size_t errlen)
+#define OCI_MAX_ANNOTATIONS 32
+
+/* io.fsvm.OPTION annotations: fsvm run's options that shape the VM, as
+ * "--OPTION=VALUE" words for cli_parse (which then derives what follows
+ * from them, as from flags: --microvm's guest and transport). The words
+ * are malloc'd; *nr of them after "fsvm run". */
+static int annotation_args(struct oci_bundle *b, char **args, int *nr,
+			   char *err, size_t errlen)
 {
 	static const char *const allowed[] = {
 		"cpus", "mem", "memory", "guest-kernel", "kernel", "initrd",
 		"modules", "append", "cache", "dax", "transport", "microvm",
 		"timeout"};
 	struct json_object *ann;
+	*nr = 0;
 	int found = member(b->config, "annotations", json_type_object, &ann, "", err, errlen);
 	if (found <= 0)
 		return found;
@@ -697,16 +715,36 @@ static int load_annotations(struct oci_bundle *b, char *err, size_t errlen)
 			return bad(err, errlen, "annotation %s: not one fsvm takes (io.fsvm.cpus, .mem, .guest-kernel, .kernel, ...), or not a string", key);
 		const char *text = json_object_get_string(value);
 		bool flag = cli_option_kind(name, &(bool){false}) == 0;
-		if (flag && strcmp(text, "true")) {
-			if (strcmp(text, "false"))
-				return bad(err, errlen, "annotation %s: 'true' or 'false'", key);
+		if (flag && strcmp(text, "true") && strcmp(text, "false"))
+			return bad(err, errlen, "annotation %s: 'true' or 'false'", key);
+		if (flag && !strcmp(text, "false"))
 			continue;
-		}
-		char msg[256];
-		if (cli_apply(&b->cfg, name, flag ? NULL : (char *)text, msg, sizeof(msg)))
-			return bad(err, errlen, "annotation %s: %s", key, msg);
+		if (*nr == OCI_MAX_ANNOTATIONS)
+			return bad(err, errlen, "annotations: over %d of fsvm's", OCI_MAX_ANNOTATIONS);
+		if ((flag ? asprintf(&args[*nr], "--%s", name)
+			  : asprintf(&args[*nr], "--%s=%s", name, text)) < 0)
+			return -ENOMEM;
+		++*nr;
 	}
 	return 0;
+}
+
+/* fsvm run's defaults, under the annotations' options. */
+static int parse_options(struct oci_bundle *b, char *err, size_t errlen)
+{
+	char *args[2 + OCI_MAX_ANNOTATIONS + 1] = {"fsvm", "run"};
+	int nr = 0;
+	char msg[256];
+	int e = annotation_args(b, args + 2, &nr, err, errlen);
+	if (!e && (e = cli_parse(2 + nr, args, &b->cfg, msg, sizeof(msg))))
+		bad(err, errlen, "annotations: %s", msg);
+	/* Kept after cli_parse, which starts cfg (and what it owns) anew. */
+	for (int i = 0; i < nr; i++)
+		if (e)
+			free(args[2 + i]);
+		else if (!cli_own(&b->cfg, args[2 + i]))
+			e = -ENOMEM;
+	return e ? -EINVAL : 0;
 }
 
 static int reject_hooks(struct oci_bundle *b, char *err, size_t errlen)
@@ -728,14 +766,11 @@ int oci_bundle_load(const char *dir, struct oci_bundle *b, char *err,
 		    size_t errlen)
 {
 	memset(b, 0, sizeof(*b));
-	char *defaults[] = {"fsvm", "run", NULL};
-	if (cli_parse(2, defaults, &b->cfg, err, errlen))
-		return -EINVAL;
 	if (!realpath(dir, b->bundle))
 		return bad(err, errlen, "bundle %s: %s", dir, strerror(errno));
 	if (read_config(b->bundle, &b->config, err, errlen) ||
 	    check_version(b->config, err, errlen) || reject_hooks(b, err, errlen) ||
-	    load_root(b, err, errlen))
+	    parse_options(b, err, errlen) || load_root(b, err, errlen))
 		return -EINVAL;
 	struct json_object *linux_, *hostname, *cgroups;
 	if (member(b->config, "linux", json_type_object, &linux_, "", err, errlen) < 0 ||
@@ -750,7 +785,7 @@ int oci_bundle_load(const char *dir, struct oci_bundle *b, char *err,
 	    load_resources(b, linux_, err, errlen) ||
 	    load_paths(linux_, "maskedPaths", b->masked, &b->job.nr_masked, err, errlen) ||
 	    load_paths(linux_, "readonlyPaths", b->readonly, &b->job.nr_readonly, err, errlen) ||
-	    load_annotations(b, err, errlen) || load_process(b, err, errlen))
+	    load_process(b, err, errlen))
 		return -EINVAL;
 	b->job.fsmounts = b->fsmounts;
 	b->job.files = b->files;

@@ -535,10 +535,24 @@ static void test_annotations(void **state)
 	config_fails(c, "not a string");
 	c = base_config();
 	set(c, "annotations", "{\"io.fsvm.cpus\": \"0\"}");
-	config_fails(c, "annotation io.fsvm.cpus: --cpus");
+	config_fails(c, "annotations: --cpus: '0'");
 	c = base_config();
 	set(c, "annotations", "{\"io.fsvm.microvm\": \"yes\"}");
 	config_fails(c, "'true' or 'false'");
+}
+
+/* Annotations are flags to cli_parse: what follows from them follows. */
+static void test_annotation_microvm(void **state)
+{
+	(void)state;
+	struct json_object *c = base_config();
+	set(c, "annotations", "{\"io.fsvm.microvm\": \"true\"}");
+	write_config(c);
+	load_ok();
+	assert_true(b.cfg.microvm);
+	assert_string_equal(b.cfg.guest_kernel, CLI_MICROVM_GUEST);
+	assert_int_equal(b.cfg.transport, CLI_TRANSPORT_MMIO);
+	oci_bundle_free(&b);
 }
 
 static void test_annotations_none(void **state)
@@ -836,6 +850,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_namespaces_join_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_resources, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_annotations, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_annotation_microvm, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_annotations_none, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_program_lookup, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_error_no_config, setup, teardown),
