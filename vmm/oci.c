@@ -38,6 +38,7 @@ struct runtime {
 	const char *log;      /* --log */
 	bool log_json;        /* --log-format json */
 	bool systemd_cgroup;  /* --systemd-cgroup */
+	bool no_cgroups;      /* --cgroup-manager disabled */
 };
 
 /* One line on stderr and, with --log, in the log in its format (podman
@@ -284,7 +285,7 @@ static int create(const struct runtime *rt, const char *id, const char *bundle,
 		strftime(s.created, sizeof(s.created), "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
 		s.annotations = oci_bundle_annotations(&b);
 		const char *cg_why;
-		if (b.cgroups_path &&
+		if (b.cgroups_path && !rt->no_cgroups &&
 		    oci_cgroup_join(b.cgroups_path, rt->systemd_cgroup, *child,
 				    s.cgroup, sizeof(s.cgroup), &cg_why))
 			say(rt, "warning", "container %s: %s", id, cg_why);
@@ -502,10 +503,23 @@ static int features(void)
 	return 0;
 }
 
+/* Root of a user namespace of someone else's (rootless podman runs its
+ * runtime so) cannot write /run. */
+static bool in_own_user_namespace(void)
+{
+	FILE *f = fopen("/proc/self/uid_map", "re");
+	unsigned long inside, outside, count;
+	bool all = f && fscanf(f, "%lu %lu %lu", &inside, &outside, &count) == 3 &&
+		   inside == 0 && outside == 0 && count == 4294967295UL;
+	if (f)
+		fclose(f);
+	return !all;
+}
+
 static void default_root(struct runtime *rt)
 {
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	if (geteuid() == 0)
+	if (geteuid() == 0 && !(xdg && *xdg && in_own_user_namespace()))
 		rt->root = "/run/fsvm";
 	else if (xdg && *xdg) {
 		snprintf(rt->root_buf, sizeof(rt->root_buf), "%s/fsvm", xdg);
@@ -534,6 +548,7 @@ static const char usage[] =
 	"  --log FILE          also write errors there\n"
 	"  --log-format F      text (default) or json\n"
 	"  --systemd-cgroup    linux.cgroupsPath is systemd's slice:prefix:name\n"
+	"  --cgroup-manager M  disabled: the VM stays in the caller's cgroup\n"
 	"  --debug, --rootless V\n"
 	"                      accepted, as runc's\n"
 	"  --version, --help\n"
@@ -543,7 +558,8 @@ int oci_main(int argc, char **argv, const char *version)
 {
 	/* Errors name the runtime as it was called. */
 	struct runtime rt = {.name = strcmp(argv[0], "oci") ? "fsvm-runtime" : "fsvm oci"};
-	const char *log_format = NULL, *rootless = NULL, *criu = NULL;
+	const char *log_format = NULL, *rootless = NULL, *criu = NULL,
+		   *cgroup_manager = NULL;
 	bool debug, help = false, show_version = false;
 	default_root(&rt);
 	const struct flag globals[] = {
@@ -551,7 +567,8 @@ int oci_main(int argc, char **argv, const char *version)
 		{"log-format", &log_format, NULL},
 		{"systemd-cgroup", NULL, &rt.systemd_cgroup},
 		{"debug", NULL, &debug},       {"rootless", &rootless, NULL},
-		{"criu", &criu, NULL},         {"version", NULL, &show_version},
+		{"criu", &criu, NULL},         {"cgroup-manager", &cgroup_manager, NULL},
+		{"version", NULL, &show_version},
 		{"v", NULL, &show_version},    {"help", NULL, &help},
 		{"h", NULL, &help},            {NULL, NULL, NULL}};
 	const char *words[OCI_MAX_ARGS];
@@ -562,6 +579,8 @@ int oci_main(int argc, char **argv, const char *version)
 	if (log_format && strcmp(log_format, "json") && strcmp(log_format, "text"))
 		return fail(&rt, "--log-format: json or text, not '%s'", log_format);
 	rt.log_json = log_format && !strcmp(log_format, "json");
+	/* podman --cgroups disabled: the VM stays in the caller's cgroup. */
+	rt.no_cgroups = cgroup_manager && !strcmp(cgroup_manager, "disabled");
 	if (show_version) {
 		printf("fsvm-runtime version %s\nspec: %s\n", version, OCI_VERSION);
 		return 0;
