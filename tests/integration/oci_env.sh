@@ -49,6 +49,7 @@ mkdir -p "$OCI_DIR/root/tmp" && chmod 755 "$OCI_DIR" || { echo "FAIL: cannot mak
 oci_conf() {
 	conf=$1 name=$(basename "$OCI_RUNTIME")
 	shift
+	new=$(mktemp "$conf.XXXXXX") || return 1 # podman calls run at once: each its own file
 	{
 		echo '[network]'
 		echo 'network_backend = "netavark"'
@@ -58,7 +59,7 @@ oci_conf() {
 		echo 'events_logger = "file"'
 		echo "runtime_supports_json = [\"crun\", \"runc\", \"kata\", \"runsc\", \"krun\", \"$name\"]"
 		echo "runtime_supports_nocgroups = [\"crun\", \"krun\", \"$name\"]"
-	} >"$conf.new" && mv "$conf.new" "$conf" && chmod 644 "$conf"
+	} >"$new" && chmod 644 "$new" && mv "$new" "$conf"
 }
 
 oci_podman() {
