@@ -12,8 +12,9 @@ extern const struct device_type *const __stop_fsvm_devices[];
 
 const void *machine_options(const struct machine *m, const char *type)
 {
-	for (unsigned int i = 0; i < DEVICE_MAX_OPTIONS && m->options[i].type; i++)
-		if (!strcmp(m->options[i].type, type))
+	/* A type without options this run (no --net) leaves a gap. */
+	for (unsigned int i = 0; i < DEVICE_MAX_OPTIONS; i++)
+		if (m->options[i].type && !strcmp(m->options[i].type, type))
 			return m->options[i].options;
 	return NULL;
 }
