@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "guest/container_mounts.h"
+#include "guest/exec_agent.h"
 #include "guest/mounts.h"
 #include "guest/net.h"
 #include "guest/process.h"
@@ -372,11 +373,15 @@ int main(void)
 		report(EXIT_SETUP_FAILED);
 	bool container = access("/" GUEST_SPEC_FSMOUNTS, F_OK) == 0;
 	bool forwarding = access("/" GUEST_SPEC_SIGNALS, F_OK) == 0;
-	load_modules(net.wanted);
+	bool exec = forwarding && access("/" GUEST_SPEC_EXEC, F_OK) == 0;
+	load_modules(net.wanted, exec);
 	mark(GUEST_MARK_MODULES);
 	/* fsvm sends signals from GUEST_MARK_COMMAND on; the tty is the
 	 * init's, out of a container's reach after the root switch. */
 	if (forwarding && signals_open(&forward, GUEST_STDERR_TTY) < 0)
+		report(EXIT_SETUP_FAILED);
+	/* Served from the wait for the command, as signals are. */
+	if (exec && (forward.exec_listener = exec_agent_listen()) < 0)
 		report(EXIT_SETUP_FAILED);
 	if ((container ? enter_container(&container_mounts, &net)
 		       : enter_root(&net)) < 0)

@@ -20,6 +20,7 @@
 #define MODULES_DIR "/lib/modules/"
 #define MODULES_LIST MODULES_DIR "load-order"
 #define MODULES_NET_LIST MODULES_DIR "load-order-net"
+#define MODULES_VSOCK_LIST MODULES_DIR "load-order-vsock"
 #define NEW_ROOT "/mnt/root"
 #define LOWER "/mnt/lower"
 #define OVERLAY_RW "/mnt/rw"
@@ -98,7 +99,7 @@ static bool load_list(const char *dir, const char *list_path)
 	return true;
 }
 
-void load_modules(bool network)
+void load_modules(bool network, bool vsock)
 {
 	/* A --kernel of the user's own brings its modules in the job, all
 	 * loaded; otherwise the initramfs's go with the default kernel. */
@@ -109,6 +110,8 @@ void load_modules(bool network)
 	 * pay for loading it. */
 	if (network)
 		load_list(MODULES_DIR, MODULES_NET_LIST);
+	if (vsock)
+		load_list(MODULES_DIR, MODULES_VSOCK_LIST);
 }
 
 int mkdir_p(const char *path)

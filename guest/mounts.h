@@ -8,7 +8,7 @@
 
 /* Loads the modules listed in the initramfs, with network those of the
  * network device too; built-in ones just fail. */
-void load_modules(bool network);
+void load_modules(bool network, bool vsock);
 
 /* What mount(2) reads of its data: a page. */
 #define MOUNT_DATA_MAX 4096

@@ -103,6 +103,35 @@
  * init opens GUEST_STDERR_TTY for reading before that mark. */
 #define GUEST_SPEC_SIGNALS GUEST_SPEC_DIR "/signals"
 
+/* Present: the init serves `fsvm oci exec` (a second process in the
+ * container) on vsock port GUEST_EXEC_PORT, which fsvm's virtio-vsock
+ * device connects each host exec to. The stream is frames: a type byte, a
+ * 32-bit big-endian length (at most GUEST_EXEC_FRAME_MAX), the payload.
+ * The host sends the process (ARG, ENV, CWD, USER, PROCESS, TTY frames,
+ * any order), then START; then STDIN (an empty one: end of input) and
+ * SIGNAL. The guest sends STDOUT and STDERR, then EXIT last (or, before
+ * START is answered, ERROR: one line, and the stream ends). */
+#define GUEST_SPEC_EXEC GUEST_SPEC_DIR "/exec"
+#define GUEST_EXEC_PORT 1024
+#define GUEST_EXEC_FRAME_MAX 65536
+enum guest_exec_frame {
+	GUEST_EXEC_ARG = 1, /* an argument, in order */
+	GUEST_EXEC_ENV,     /* NAME=VALUE: the whole environment (HOME from
+			     * the passwd entry if none) */
+	GUEST_EXEC_CWD,     /* the folder (default /) */
+	GUEST_EXEC_USER,    /* "UID GID" (default 0 0) */
+	GUEST_EXEC_PROCESS, /* a GUEST_SPEC_PROCESS field */
+	GUEST_EXEC_TTY,     /* "ROWS COLS" (0 0: unknown): a terminal, whose
+			     * output is STDOUT */
+	GUEST_EXEC_START,
+	GUEST_EXEC_STDIN,
+	GUEST_EXEC_SIGNAL,  /* a byte: the signal's number */
+	GUEST_EXEC_STDOUT,
+	GUEST_EXEC_STDERR,
+	GUEST_EXEC_EXIT,    /* a byte: the exit status (128+N: signal N) */
+	GUEST_EXEC_ERROR,   /* the process could not start: why */
+};
+
 /* The exit device: I/O ports through which the guest init hands back its
  * command's exit status, and marks the steps of its boot (fsvm -v shows
  * them on its timeline). */

@@ -2,6 +2,8 @@
  * polled beside a signalfd for SIGCHLD while the init waits. */
 #include "guest/signals.h"
 
+#include "guest/exec_agent.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -35,7 +37,7 @@ int signals_open(struct signal_forward *f, const char *tty)
 	sigset_t child_exits;
 	sigemptyset(&child_exits);
 	sigaddset(&child_exits, SIGCHLD);
-	f->child_events = -1;
+	f->child_events = f->exec_listener = -1;
 	f->input = open(tty, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 	if (f->input < 0 || tty_raw_input(f->input) < 0) {
 		dprintf(STDERR_FILENO, "fsvm-init: signals: %s: %s\n", tty,
@@ -72,7 +74,8 @@ static bool forward(int input, pid_t child)
 int signals_wait(struct signal_forward *f, pid_t child, int *status)
 {
 	struct pollfd fds[] = {{.fd = f->child_events, .events = POLLIN},
-			       {.fd = f->input, .events = POLLIN}};
+			       {.fd = f->input, .events = POLLIN},
+			       {.fd = f->exec_listener, .events = POLLIN}};
 	for (;;) {
 		pid_t pid;
 		int st;
@@ -83,7 +86,7 @@ int signals_wait(struct signal_forward *f, pid_t child, int *status)
 			} /* else an orphan reparented to us */
 		if (pid < 0)
 			return -1;
-		if (poll(fds, 2, -1) < 0) {
+		if (poll(fds, 3, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			return -1;
@@ -98,5 +101,7 @@ int signals_wait(struct signal_forward *f, pid_t child, int *status)
 		if (fds[1].revents &&
 		    !((fds[1].revents & POLLIN) && forward(f->input, child)))
 			fds[1].fd = -1;
+		if (fds[2].revents)
+			exec_agent_accept(f->exec_listener, &f->saved_mask);
 	}
 }

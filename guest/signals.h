@@ -9,6 +9,7 @@
 struct signal_forward {
 	int input;        /* the tty, read side raw */
 	int child_events; /* a signalfd for SIGCHLD */
+	int exec_listener; /* GUEST_SPEC_EXEC's (guest/exec_agent.h); -1: none */
 	sigset_t saved_mask;
 };
 
