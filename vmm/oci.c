@@ -14,7 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <json-c/json.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <termios.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -22,6 +25,7 @@
 #include "vmm/forward_signals.h"
 #include "vmm/oci_cgroup.h"
 #include "vmm/oci_console.h"
+#include "vmm/oci_exec.h"
 #include "vmm/oci_network.h"
 #include "vmm/oci_spec.h"
 #include "vmm/oci_state.h"
@@ -253,6 +257,15 @@ static int create(const struct runtime *rt, const char *id, const char *bundle,
 	snprintf(fifo, sizeof(fifo), "%s/" OCI_FIFO, dir);
 	int slave = -1, ready[2] = {-1, -1};
 	*child = -1;
+	/* exec needs the guest's vsock, which the packaged kernels have; the
+	 * microVM one and a user's own may not. */
+	b.job.exec = !b.cfg.microvm && !b.cfg.kernel;
+	b.job.exec_listen_fd = b.job.exec ? oci_exec_listen(dir) : -1;
+	if (b.job.exec && b.job.exec_listen_fd < 0) {
+		say(rt, "warning", "container %s: no exec into it: %s", id,
+		    strerror(-b.job.exec_listen_fd));
+		b.job.exec = false;
+	}
 	if (mkfifo(fifo, 0600) < 0)
 		why = "cannot make exec.fifo", e = -errno;
 	else if (b.terminal && (e = oci_console_open(console_socket, &slave, &why)))
@@ -267,6 +280,8 @@ static int create(const struct runtime *rt, const char *id, const char *bundle,
 		close(ready[1]);
 	if (slave >= 0)
 		close(slave);
+	if (b.job.exec)
+		close(b.job.exec_listen_fd); /* the container's process has it */
 	char msg[1024];
 	ssize_t got = why ? 0 : read(ready[0], msg, sizeof(msg) - 1);
 	msg[got > 0 ? got : 0] = '\0';
@@ -440,6 +455,96 @@ static int delete_container(const struct runtime *rt, const char *id, bool force
 	return 0;
 }
 
+/* `exec ID CMD...` without --process: the process as a file, for
+ * oci_process_load (a memfd's path). */
+static int process_file(char *path, size_t len, const char **words, int nr)
+{
+	struct json_object *p = json_object_new_object(), *args = json_object_new_array(),
+			   *env = json_object_new_array();
+	for (int i = 1; i < nr; i++)
+		json_object_array_add(args, json_object_new_string(words[i]));
+	json_object_array_add(env, json_object_new_string("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"));
+	json_object_object_add(p, "args", args);
+	json_object_object_add(p, "env", env);
+	json_object_object_add(p, "cwd", json_object_new_string("/"));
+	const char *text = json_object_to_json_string(p);
+	int fd = memfd_create("process.json", MFD_CLOEXEC);
+	int err = fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text) ? -errno : 0;
+	json_object_put(p);
+	snprintf(path, len, "/proc/self/fd/%d", fd);
+	return err ? err : fd;
+}
+
+/* exec: the process, sent into the running VM; this process (or, with
+ * --detach, a child whose pid goes to the pid file) relays its stdio and
+ * exits with its status, which the caller collects. */
+static int exec_process(const struct runtime *rt, const char **words, int nr,
+			const char *process, const char *pid_file,
+			const char *console_socket, bool detach)
+{
+	static struct oci_bundle p;
+	char dir[4096 + 512], err[1024], path[64];
+	struct oci_state s;
+	if (load_state(rt, words[0], dir, sizeof(dir), &s))
+		return 1;
+	enum oci_status status = oci_state_status(dir, &s);
+	char rootfs[PATH_MAX];
+	snprintf(rootfs, sizeof(rootfs), "%s", s.rootfs);
+	oci_state_free(&s);
+	if (status != OCI_RUNNING)
+		return fail(rt, "exec %s: the container is %s, not running", words[0],
+			    oci_status_name(status));
+	int fd = -1;
+	if (!process && (fd = process_file(path, sizeof(path), words, nr)) < 0)
+		return fail(rt, "exec %s: %s", words[0], strerror(-fd));
+	int e = oci_process_load(process ? process : path, rootfs, &p, err, sizeof(err));
+	if (fd >= 0)
+		close(fd);
+	if (e) {
+		oci_bundle_free(&p);
+		return fail(rt, "exec %s: %s", words[0], err);
+	}
+	if (p.terminal != (console_socket != NULL))
+		return fail(rt, "exec %s: a terminal (process.terminal) and --console-socket go together", words[0]);
+	int slave = -1;
+	const char *why;
+	if (p.terminal && (e = oci_console_open(console_socket, &slave, &why)))
+		return fail(rt, "exec %s: %s: %s", words[0], why, strerror(-e));
+	int conn = oci_exec_start(dir, &p, 0, 0, err, sizeof(err));
+	if (conn < 0)
+		return fail(rt, "exec %s: %s", words[0], err);
+	pid_t child = detach ? fork() : 0;
+	if (child < 0)
+		return fail(rt, "exec %s: cannot fork: %s", words[0], strerror(errno));
+	if (child == 0) {
+		if (detach)
+			setsid();
+		/* The guest's terminal does the line discipline: this one
+		 * passes bytes. */
+		struct termios raw;
+		if (slave >= 0 && tcgetattr(slave, &raw) == 0) {
+			cfmakeraw(&raw);
+			tcsetattr(slave, TCSANOW, &raw);
+		}
+		if (slave >= 0 && oci_console_take(slave) < 0)
+			_exit(EXIT_VMM_ERROR);
+		if (!detach && pid_file && (e = write_pid_file(pid_file, getpid())))
+			return fail(rt, "exec %s: the pid file: %s", words[0], strerror(-e));
+		int code = oci_exec_relay(conn);
+		if (detach)
+			_exit(code);
+		return code;
+	}
+	close(conn);
+	if (slave >= 0)
+		close(slave);
+	if (pid_file && (e = write_pid_file(pid_file, child))) {
+		kill(child, SIGKILL);
+		return fail(rt, "exec %s: the pid file: %s", words[0], strerror(-e));
+	}
+	return 0;
+}
+
 static pid_t run_child;
 
 static void pass_signal(int signo)
@@ -541,6 +646,7 @@ static const char usage[] =
 	"  kill [--all] ID [SIGNAL]   (default SIGTERM, sent to the container's process)\n"
 	"  delete [--force] ID\n"
 	"  run --bundle DIR [--pid-file F] [--console-socket S] [--detach] [--keep] ID\n"
+	"  exec [--process FILE] [--pid-file F] [--console-socket S] [--detach] ID [CMD...]\n"
 	"  features\n"
 	"\n"
 	"global flags:\n"
@@ -594,7 +700,8 @@ int oci_main(int argc, char **argv, const char *version)
 	char **sub_argv = argv + op + 1;
 	const char *bundle = ".", *pid_file = NULL, *console = NULL, *preserve = NULL,
 		   *pidfd_socket = NULL;
-	bool force = false, all = false, detach = false, keep = false, ignored;
+	const char *process = NULL;
+	bool force = false, all = false, detach = false, keep = false, tty = false, ignored;
 	const struct flag create_flags[] = {
 		{"bundle", &bundle, NULL},        {"b", &bundle, NULL},
 		{"pid-file", &pid_file, NULL},    {"console-socket", &console, NULL},
@@ -606,11 +713,18 @@ int oci_main(int argc, char **argv, const char *version)
 					    {NULL, NULL, NULL}};
 	const struct flag kill_flags[] = {{"all", NULL, &all}, {"a", NULL, &all},
 					  {NULL, NULL, NULL}};
+	const struct flag exec_flags[] = {
+		{"process", &process, NULL},      {"p", &process, NULL},
+		{"pid-file", &pid_file, NULL},    {"console-socket", &console, NULL},
+		{"detach", NULL, &detach},        {"d", NULL, &detach},
+		{"tty", NULL, &tty},              {"t", NULL, &tty},
+		{"preserve-fds", &preserve, NULL}, {NULL, NULL, NULL}};
 	const struct flag no_flags[] = {{NULL, NULL, NULL}};
 	bool creating = !strcmp(cmd, "create") || !strcmp(cmd, "run");
 	const struct flag *flags = creating ? create_flags
 				   : !strcmp(cmd, "delete") ? delete_flags
 				   : !strcmp(cmd, "kill")   ? kill_flags
+				   : !strcmp(cmd, "exec")   ? exec_flags
 							    : no_flags;
 	if (parse_flags(&rt, cmd, sub_argc, sub_argv, flags, words, &nr, NULL))
 		return 1;
@@ -621,8 +735,10 @@ int oci_main(int argc, char **argv, const char *version)
 	if (!strcmp(cmd, "features"))
 		return nr ? fail(&rt, "features takes no arguments") : features();
 	if (!strcmp(cmd, "exec"))
-		return fail(&rt, "exec: a second process in a running VM is not supported yet (docs/OCI.md)");
-	if (!strcmp(cmd, "kill") ? nr < 1 || nr > 2 : nr != 1)
+		return nr < 1 || (!process && nr < 2)
+			       ? fail(&rt, "exec: expected a container id and --process FILE or a command")
+			       : exec_process(&rt, words, nr, process, pid_file, console, detach);
+	if (strcmp(cmd, "exec") && (!strcmp(cmd, "kill") ? nr < 1 || nr > 2 : nr != 1))
 		return fail(&rt, "%s: expected a container id (try %s --help)", cmd, rt.name);
 	if (!strcmp(cmd, "create")) {
 		pid_t child;

@@ -75,11 +75,9 @@ static const char *own(struct oci_bundle *b, const char *fmt, ...)
 	return n < 0 ? NULL : cli_own(&b->cfg, s);
 }
 
-static int read_config(const char *dir, struct json_object **out, char *err,
-		       size_t errlen)
+static int read_json(const char *path, struct json_object **out, char *err,
+		     size_t errlen)
 {
-	char path[PATH_MAX];
-	snprintf(path, sizeof(path), "%s/config.json", dir);
 	FILE *f = fopen(path, "re");
 	if (!f)
 		return bad(err, errlen, "%s: %s", path, strerror(errno));
@@ -768,7 +766,9 @@ int oci_bundle_load(const char *dir, struct oci_bundle *b, char *err,
 	memset(b, 0, sizeof(*b));
 	if (!realpath(dir, b->bundle))
 		return bad(err, errlen, "bundle %s: %s", dir, strerror(errno));
-	if (read_config(b->bundle, &b->config, err, errlen) ||
+	char path[PATH_MAX + 16];
+	snprintf(path, sizeof(path), "%s/config.json", b->bundle);
+	if (read_json(path, &b->config, err, errlen) ||
 	    check_version(b->config, err, errlen) || reject_hooks(b, err, errlen) ||
 	    parse_options(b, err, errlen) || load_root(b, err, errlen))
 		return -EINVAL;
@@ -793,6 +793,28 @@ int oci_bundle_load(const char *dir, struct oci_bundle *b, char *err,
 	b->job.readonly = b->readonly;
 	b->job.process = b->process;
 	return 0;
+}
+
+int oci_process_load(const char *path, const char *rootfs, struct oci_bundle *b,
+		     char *err, size_t errlen)
+{
+	memset(b, 0, sizeof(*b));
+	char *defaults[] = {"fsvm", "run", NULL};
+	struct json_object *process;
+	if (cli_parse(2, defaults, &b->cfg, err, errlen) ||
+	    read_json(path, &process, err, errlen))
+		return -EINVAL;
+	/* What load_process reads: a config whose process this is. */
+	b->config = json_object_new_object();
+	if (!b->config || json_object_object_add(b->config, "process", process)) {
+		json_object_put(process);
+		return bad(err, errlen, "%s: out of memory", path);
+	}
+	snprintf(b->rootfs, sizeof(b->rootfs), "%s", rootfs);
+	b->cfg.container = &b->job;
+	int e = load_process(b, err, errlen);
+	b->job.process = b->process;
+	return e;
 }
 
 char *oci_bundle_annotations(const struct oci_bundle *b)

@@ -41,6 +41,12 @@ int oci_bundle_load(const char *dir, struct oci_bundle *b, char *err,
 		    size_t errlen);
 void oci_bundle_free(struct oci_bundle *b);
 
+/* `exec --process FILE`: the process (a config.json's "process" object)
+ * into b's cfg (guest_argv, env, cwd), job (uid, gid, process fields)
+ * and terminal, the program checked in rootfs. As oci_bundle_load's. */
+int oci_process_load(const char *path, const char *rootfs, struct oci_bundle *b,
+		     char *err, size_t errlen);
+
 /* config.json's annotations as JSON text (malloc'd; "{}" when none). */
 char *oci_bundle_annotations(const struct oci_bundle *b);
 

@@ -158,7 +158,7 @@ char *oci_state_json(const struct oci_state *s, enum oci_status status)
 int oci_state_remove(const char *dir)
 {
 	static const char *const files[] = {OCI_STATE_FILE, "." OCI_STATE_FILE ".new",
-					    OCI_FIFO};
+					    OCI_FIFO, "exec.sock"};
 	char path[PATH_MAX + 32];
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);

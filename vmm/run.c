@@ -19,6 +19,8 @@
 #include "core/vcpu.h"
 #include "devices/device.h"
 #include "devices/virtio_fs.h"
+#include "devices/virtio_vsock.h"
+#include "guest/protocol.h"
 #include "vmm/capabilities.h"
 #include "vmm/console.h"
 #include "vmm/forward_signals.h"
@@ -49,6 +51,7 @@ struct run {
 	char cwd[PATH_MAX];
 	int signal_fd;
 	struct forward_signals forward; /* a container's */
+	struct virtio_vsock_options vsock; /* a container's exec */
 	struct run_summary *sum;
 };
 
@@ -386,8 +389,14 @@ int fsvm_run(const struct fsvm_config *cfg, struct run_summary *sum)
 		.loop = &r->loop,
 		.options = {{VIRTIO_FS_DEVICE_NAME, &r->fs_options},
 			    {r->net.enabled ? VIRTIO_NET_DEVICE_NAME : NULL,
-			     &r->net.device}},
+			     &r->net.device},
+			    {cfg->container && cfg->container->exec ? VIRTIO_VSOCK_DEVICE_NAME : NULL,
+			     &r->vsock}},
 	};
+	if (cfg->container && cfg->container->exec)
+		r->vsock = (struct virtio_vsock_options){
+			.listen_fd = cfg->container->exec_listen_fd,
+			.guest_port = GUEST_EXEC_PORT};
 	vm->repair_memory = devices_repair_memory;
 	vm->repair_opaque = &r->machine;
 	if (devices_add_all(&r->machine))

@@ -130,6 +130,8 @@ static int add_container(struct cpio_buf *out, const struct container_job *c)
 				 c->nr_process);
 	if (!err && c->forward_signals)
 		err = cpio_add(out, GUEST_SPEC_SIGNALS, S_IFREG | 0644, "1", 1);
+	if (!err && c->exec)
+		err = cpio_add(out, GUEST_SPEC_EXEC, S_IFREG | 0644, "1", 1);
 	return err;
 }
 

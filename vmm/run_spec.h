@@ -29,6 +29,9 @@ struct container_job {
 	const char **process; /* GUEST_SPEC_PROCESS's "KEY=VALUE" fields */
 	unsigned int nr_process;
 	bool forward_signals; /* fsvm's signals go to the command */
+	/* `fsvm oci exec` into it: a listening socket, virtio-vsock's. */
+	bool exec;
+	int exec_listen_fd;
 };
 
 struct run_spec {
