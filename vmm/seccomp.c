@@ -12,6 +12,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 /* The list is what glibc 2.36 (Debian 12) makes of fsvm's calls once the
@@ -43,8 +44,8 @@ static const int any_arguments[] = {
 	 * restart_syscall. */
 	SCMP_SYS(epoll_wait), SCMP_SYS(epoll_ctl), SCMP_SYS(read),
 	SCMP_SYS(write), SCMP_SYS(writev),
-	/* virtio-net: frames read into guest buffers, and written from
-	 * them. */
+	/* virtio-net and virtio-vsock: frames and stream bytes read into
+	 * guest buffers, and written from them. */
 	SCMP_SYS(readv), SCMP_SYS(dup), SCMP_SYS(poll),
 	SCMP_SYS(clock_nanosleep), SCMP_SYS(clock_gettime),
 	SCMP_SYS(restart_syscall),
@@ -107,6 +108,16 @@ static const struct {
 	{SCMP_SYS(ioctl), COMMAND_IS(KVM_SET_USER_MEMORY_REGION)},
 	/* A tap's offloads follow what the guest's driver takes. */
 	{SCMP_SYS(ioctl), COMMAND_IS(TUNSETOFFLOAD)},
+	/* virtio-vsock: the host's connections are taken from the
+	 * listening socket set-up handed the device, with the device's own
+	 * flags. Its fd is not the filter's to know, so any fd: fsvm
+	 * listens on nothing else, and accept4 on an fd that does not
+	 * listen fails. */
+	{SCMP_SYS(accept4), SCMP_A3(SCMP_CMP_MASKED_EQ, 0xffffffffu,
+				    SOCK_NONBLOCK | SOCK_CLOEXEC)},
+	/* virtio-vsock: a stream the guest sends no more on is ended for
+	 * the host's reader; never its other half. */
+	{SCMP_SYS(shutdown), SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, SHUT_WR)},
 	/* A kicked vCPU tells whether it has halted for good (power-off
 	 * without ACPI): its state and its interrupt flag. */
 	{SCMP_SYS(ioctl), COMMAND_IS(KVM_GET_MP_STATE)},
