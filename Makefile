@@ -196,6 +196,7 @@ FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 FUZZ_LIB_SRCS := $(wildcard fs/*.c virtio/*.c pci/*.c core/*.c arch/x86/*.c) devices/virtio_fs.c \
 	devices/virtio_fs_queues.c \
 	devices/virtio_net.c \
+	devices/virtio_vsock.c \
 	devices/device.c \
 	$(filter-out $(FUZZ_SRCS) tests/fuzz/make_corpus.c,$(wildcard tests/fuzz/*.c))
 FUZZ_KVM := fuzz_virtio_pci

@@ -916,6 +916,169 @@ static void net_seeds(void)
 	save(t, "avail-index-too-far");
 }
 
+/* --- fuzz_virtio_vsock: a configuration byte, then operations (the
+ * format is fuzz_virtio_vsock.c's). */
+
+#define VSOCK_EVENT_IDX 0x01
+#define VSOCK_INDIRECT 0x02
+
+/* The guest's packet on client c's stream: op, flags, buf_alloc / 16, how
+ * far its fwd_cnt lags, payload length; forged (with forgery) or not. */
+static void vsock_packet(unsigned int c, uint8_t op, uint8_t flags,
+			 uint16_t buf16, int8_t lag, uint16_t len, int forgery)
+{
+	put8((uint8_t)(3 | (c | (forgery >= 0 ? 8 : 0)) << 4));
+	put8(op);
+	put8(flags);
+	put16(buf16);
+	put8((uint8_t)lag);
+	put16(len);
+	if (forgery >= 0)
+		put8((uint8_t)forgery);
+}
+
+static void vsock_op(uint8_t kind, unsigned int a)
+{
+	put8((uint8_t)(kind | a << 4));
+}
+
+/* Client c connects and the guest accepts: its REQUEST taken, answered
+ * with a 64 KiB buffer. */
+static void vsock_accept(unsigned int c)
+{
+	vsock_op(4, 0);
+	vsock_op(8, 0);
+	vsock_packet(c, 2, 0, 0x1000, 0, 0, -1);
+}
+
+static void vsock_client_write(unsigned int c, uint16_t len)
+{
+	vsock_op(5, c);
+	put16(len);
+}
+
+static void vsock_seeds(void)
+{
+	const char *t = "fuzz_virtio_vsock";
+
+	/* A stream: bytes both ways, the host ends its writing, then the
+	 * guest its own; the RST. */
+	begin(NULL, 0);
+	put8(VSOCK_EVENT_IDX | VSOCK_INDIRECT);
+	vsock_accept(0);
+	vsock_client_write(0, 100);
+	vsock_op(8, 0);
+	vsock_packet(0, 5, 0, 0x1000, 0, 50, -1);
+	vsock_op(6, 0);
+	vsock_op(7, 8);
+	vsock_op(8, 0);
+	vsock_packet(0, 4, 3, 0x1000, 0, 0, -1);
+	vsock_op(8, 0);
+	vsock_op(6, 0);
+	save(t, "stream");
+
+	/* The guest's credit: 16 bytes of room for 4000 of the host's; an
+	 * update; one claiming to have consumed more than it got. */
+	begin(NULL, 0);
+	put8(0);
+	vsock_op(4, 0);
+	vsock_op(8, 0);
+	vsock_packet(0, 2, 0, 1, 0, 0, -1);
+	vsock_client_write(0, 4000);
+	vsock_op(8, 0);
+	vsock_packet(0, 6, 0, 1, 0, 0, -1);
+	vsock_op(8, 0);
+	vsock_packet(0, 6, 0, 0x100, -100, 0, -1);
+	vsock_op(8, 0);
+	vsock_packet(0, 7, 0, 0x100, 0, 0, -1);
+	vsock_op(8, 0);
+	save(t, "guest-credit");
+
+	/* A host that reads nothing: the guest sends past the socket's
+	 * room and the device's credit, then a reset with bytes held. */
+	begin(NULL, 0);
+	put8(VSOCK_EVENT_IDX);
+	vsock_accept(0);
+	for (int i = 0; i < 6; i++)
+		vsock_packet(0, 5, 0, 0x1000, 0, 0xffff, -1);
+	vsock_op(8, 0);
+	vsock_op(11, 0);
+	vsock_op(6, 0);
+	save(t, "held-then-reset");
+
+	/* Two streams; hostile packets on and beside them: forged CIDs,
+	 * type, ports and length, unknown ops, a REQUEST, data before the
+	 * RESPONSE; the guest's RST; a client that hangs up. */
+	begin(NULL, 0);
+	put8(VSOCK_INDIRECT);
+	vsock_accept(0);
+	vsock_op(4, 0);
+	vsock_op(8, 0);
+	vsock_packet(1, 5, 0, 0x10, 0, 4, -1);
+	vsock_op(8, 0);
+	for (int f = 1; f <= 8; f <<= 1)
+		vsock_packet(0, 5, 0, 0x1000, 0, 8, f);
+	vsock_packet(0, 99, 0, 0x1000, 0, 0, -1);
+	vsock_op(8, 0);
+	vsock_accept(2);
+	vsock_packet(2, 1, 0, 0x1000, 0, 0, -1);
+	vsock_op(8, 0);
+	vsock_accept(3);
+	vsock_packet(3, 3, 0, 0, 0, 0, -1);
+	vsock_accept(4);
+	vsock_op(7, 4);
+	vsock_op(8, 0);
+	vsock_packet(4, 5, 0, 0x1000, 0, 10, -1);
+	vsock_op(8, 0);
+	save(t, "hostile-packets");
+
+	/* Raw chains: a header alone too short, a writable one, one outside
+	 * RAM, an indirect one, receive chains too small for a header. */
+	begin(NULL, 0);
+	put8(VSOCK_INDIRECT);
+	vsock_op(10, 0);
+	put16(0);
+	put8(44);
+	for (int i = 0; i < 44; i++)
+		put8(i == 0 ? 3 : i == 8 ? 2 : 0);
+	vsock_op(0, 0);
+	put8(0);
+	put16(0);
+	put16(43);
+	vsock_op(0, 1);
+	put8(0);
+	put16(0);
+	put16(44);
+	put8(1);
+	put16(0x100);
+	put16(16);
+	vsock_op(0, 0);
+	put8(8);
+	put(&(uint32_t){0x100000}, 4);
+	put16(44);
+	vsock_op(0, 0);
+	put8(2);
+	put16(0x200);
+	put16(32);
+	vsock_op(1, 0);
+	put8(0);
+	put16(0x400);
+	put16(20);
+	vsock_op(4, 0);
+	vsock_op(8, 0);
+	save(t, "raw-chains");
+
+	/* A receive queue whose index claims 100 more chains than made,
+	 * when a REQUEST needs a buffer. */
+	begin(NULL, 0);
+	put8(0);
+	vsock_op(2, 3);
+	put8(100);
+	vsock_op(4, 0);
+	vsock_op(8, 0);
+	save(t, "avail-index-too-far");
+}
+
 int main(void)
 {
 	virtq_seeds();
@@ -923,5 +1086,6 @@ int main(void)
 	mmio_seeds();
 	pci_seeds();
 	net_seeds();
+	vsock_seeds();
 	return 0;
 }
