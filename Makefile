@@ -126,7 +126,7 @@ $(BUILD)/tests-tsan/%: tests/unit/%.c $(BUILD)/libfsvm-tsan.a
 # guest/ is the init's own, in no library: a test of it builds the files.
 $(addsuffix /test_dhcp,$(BUILD)/tests $(BUILD)/tests-san $(BUILD)/tests-tsan): guest/dhcp.c
 $(addsuffix /test_guest_net,$(BUILD)/tests $(BUILD)/tests-san): guest/net.c guest/dhcp.c
-$(addsuffix /test_guest_container,$(BUILD)/tests $(BUILD)/tests-san): guest/container_mounts.c guest/mounts.c guest/process.c guest/signals.c guest/spec.c
+$(addsuffix /test_guest_container,$(BUILD)/tests $(BUILD)/tests-san): guest/container_mounts.c guest/mounts.c guest/process.c guest/signals.c guest/spec.c guest/exec_agent.c
 
 # The guests: Debian's stock kernels (fetched, never installed), each with
 # our initramfs holding its own modules, side by side in $(GUEST)/SERIES/

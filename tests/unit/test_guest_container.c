@@ -33,6 +33,7 @@
 #include <cmocka.h>
 
 #include "guest/container_mounts.h"
+#include "guest/exec_agent.h"
 #include "guest/mounts.h"
 #include "guest/process.h"
 #include "guest/protocol.h"
@@ -682,10 +683,70 @@ static void test_container_mounts_apply(void **state)
 	assert_int_equal(rmdir(top), 0);
 }
 
+
+/* An exec's frames, checked as the guest checks any input: a payload
+ * gets its NUL from the agent, none inside it. */
+static char *payloads[32]; /* the request points into them: freed at the end */
+static unsigned int nr_payloads;
+
+static int add(struct exec_request *r, uint8_t type, const char *text,
+	       const char **why)
+{
+	size_t len = strlen(text);
+	char *buf = malloc(len + 1);
+	assert_non_null(buf);
+	assert_true(nr_payloads < 32);
+	payloads[nr_payloads++] = buf;
+	memcpy(buf, text, len);
+	return exec_request_add(r, type, buf, (uint32_t)len, why);
+}
+
+static void test_exec_request(void **state)
+{
+	(void)state;
+	static struct exec_request r;
+	const char *why;
+	memset(&r, 0, sizeof(r));
+	assert_int_equal(add(&r, GUEST_EXEC_ARG, "sh", &why), 0);
+	assert_int_equal(add(&r, GUEST_EXEC_ARG, "-c", &why), 0);
+	assert_int_equal(add(&r, GUEST_EXEC_ENV, "A=b=c", &why), 0);
+	assert_int_equal(add(&r, GUEST_EXEC_CWD, "/tmp", &why), 0);
+	assert_int_equal(add(&r, GUEST_EXEC_USER, "65534 100", &why), 0);
+	assert_int_equal(add(&r, GUEST_EXEC_PROCESS, "umask=22", &why), 0);
+	assert_int_equal(add(&r, GUEST_EXEC_TTY, "24 80", &why), 0);
+	assert_int_equal(r.argc, 2);
+	assert_string_equal(r.argv[1], "-c");
+	assert_string_equal(r.env[0], "A=b=c");
+	assert_string_equal(r.cwd, "/tmp");
+	assert_true(r.as.set);
+	assert_int_equal(r.as.uid, 65534);
+	assert_int_equal(r.as.gid, 100);
+	assert_true(r.tty);
+	assert_int_equal(r.rows, 24);
+	assert_int_equal(r.cols, 80);
+
+	assert_int_equal(add(&r, GUEST_EXEC_ENV, "=x", &why), -1);
+	assert_int_equal(add(&r, GUEST_EXEC_ENV, "novalue", &why), -1);
+	assert_int_equal(add(&r, GUEST_EXEC_CWD, "tmp", &why), -1);
+	assert_int_equal(add(&r, GUEST_EXEC_USER, "1", &why), -1);
+	assert_int_equal(add(&r, GUEST_EXEC_USER, "1 2 3", &why), -1);
+	assert_int_equal(add(&r, GUEST_EXEC_USER, "4294967295 0", &why), -1);
+	assert_int_equal(add(&r, GUEST_EXEC_TTY, "70000 80", &why), -1);
+	assert_int_equal(add(&r, GUEST_EXEC_STDIN, "", &why), -1);
+	assert_int_equal(add(&r, 0xff, "", &why), -1);
+	char nul[] = {'a', '\0', 'b', 'x'};
+	assert_int_equal(exec_request_add(&r, GUEST_EXEC_ARG, nul, 3, &why), -1);
+	assert_string_equal(why, "a field holds a NUL");
+	assert_int_equal(r.argc, 2); /* nothing refused was kept */
+	while (nr_payloads)
+		free(payloads[--nr_payloads]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_mount_options),
+		cmocka_unit_test(test_exec_request),
 		cmocka_unit_test(test_mount_list),
 		cmocka_unit_test(test_process_fields),
 		cmocka_unit_test(test_spec_lists),
