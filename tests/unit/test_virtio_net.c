@@ -257,10 +257,12 @@ static void drv_publish(struct rig *r, unsigned int q)
 	drv_publish_more(r, q, 0);
 }
 
-/* Waits (5 s at most) until queue q's used index is want. */
+/* Waits (30 s at most: ThreadSanitizer on a loaded machine is slow, and
+ * a healthy device ends the wait at once) until queue q's used index is
+ * want. */
 static void drv_wait_used(struct rig *r, unsigned int q, uint16_t want)
 {
-	for (int ms = 0; ms < 5000 && drv_used_idx(r, q) != want; ms++)
+	for (int ms = 0; ms < 30000 && drv_used_idx(r, q) != want; ms++)
 		usleep(1000);
 	if (drv_used_idx(r, q) != want)
 		fail_msg("queue %u: used index %u, not %u", q, drv_used_idx(r, q),
