@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "arch/x86/mptable.h"
@@ -95,6 +96,16 @@ const char cli_usage[] =
 	"                     the guest's MAC address (default: random, local)\n"
 	"  --publish HOST_PORT[:GUEST_PORT][/udp]\n"
 	"                     forward a host port to the guest (--net user); repeatable\n"
+	"  --disk FILE[:ro][,serial=NAME][,direct]\n"
+	"                     a raw image or block device as a virtio-blk disk\n"
+	"                     (/dev/vda, /dev/vdb, ... in order); ro: read-only;\n"
+	"                     direct: bypass the host's page cache (O_DIRECT). An\n"
+	"                     image another VM has open is refused; repeatable (up\n"
+	"                     to 8)\n"
+	"  --gdb PORT|PATH    a gdb stub on 127.0.0.1:PORT, or on the UNIX socket\n"
+	"                     PATH (a path with a '/'): target remote :PORT\n"
+	"  --gdb-wait         with --gdb, the guest waits for gdb before its first\n"
+	"                     instruction\n"
 	"  --timeout SECONDS  stop the guest after this long and exit 124\n"
 	"  --json[=FILE]      on exit, print one JSON object (exit status and its\n"
 	"                     meaning, boot timings, requests per share, peak memory)\n"
@@ -191,7 +202,7 @@ enum { OPT_KERNEL = 256, OPT_MODULES, OPT_INITRD, OPT_CPUS, OPT_MEM,
        OPT_RODIR, OPT_RWDIR, OPT_CACHE, OPT_DAX, OPT_TRANSPORT, OPT_UID_MAP,
        OPT_GID_MAP, OPT_HOST_ROOT, OPT_NO_SECCOMP, OPT_CWD, OPT_ENV,
        OPT_USER, OPT_JSON, OPT_JSON_FILE, OPT_CONFIG, OPT_GUEST_KERNEL, OPT_MICROVM,
-       OPT_NET, OPT_MAC, OPT_PUBLISH };
+       OPT_NET, OPT_MAC, OPT_PUBLISH, OPT_DISK, OPT_GDB, OPT_GDB_WAIT };
 
 /* Every option, once: getopt reads this table, and so does a config file,
  * whose keys are the long names (vmm/config_file.c). */
@@ -225,6 +236,9 @@ static const struct option run_options[] = {
 	{"net", required_argument, NULL, OPT_NET},
 	{"mac", required_argument, NULL, OPT_MAC},
 	{"publish", required_argument, NULL, OPT_PUBLISH},
+	{"disk", required_argument, NULL, OPT_DISK},
+	{"gdb", required_argument, NULL, OPT_GDB},
+	{"gdb-wait", no_argument, NULL, OPT_GDB_WAIT},
 	{"json", optional_argument, NULL, OPT_JSON},
 	{"json-file", required_argument, NULL, OPT_JSON_FILE},
 	{"verbose", no_argument, NULL, 'v'},
@@ -254,7 +268,7 @@ static bool repeatable(int id)
 {
 	return id == OPT_APPEND || id == OPT_CMDLINE || id == OPT_ENV || id == OPT_SHARE ||
 	       id == OPT_RODIR || id == OPT_RWDIR || id == OPT_UID_MAP ||
-	       id == OPT_GID_MAP || id == OPT_PUBLISH;
+	       id == OPT_GID_MAP || id == OPT_PUBLISH || id == OPT_DISK;
 }
 
 char *cli_own(struct fsvm_config *cfg, char *s)
@@ -440,6 +454,79 @@ static int add_dir_share(struct fsvm_config *cfg, bool readonly, char *arg,
 	return 0;
 }
 
+int cli_parse_disk(char *spec, struct cli_disk *disk)
+{
+	*disk = (struct cli_disk){.path = spec};
+	char *opts = strchr(spec, ',');
+	if (opts)
+		*opts++ = '\0';
+	size_t len = strlen(spec);
+	if (len > 3 && !strcmp(spec + len - 3, ":ro")) {
+		spec[len - 3] = '\0';
+		disk->readonly = true;
+	} else if (len > 3 && !strcmp(spec + len - 3, ":rw")) {
+		spec[len - 3] = '\0';
+	}
+	if (!*spec)
+		return -EINVAL;
+	for (char *o = opts, *next; o; o = next) {
+		next = strchr(o, ',');
+		if (next)
+			*next++ = '\0';
+		if (!strcmp(o, "ro") || !strcmp(o, "rw")) {
+			disk->readonly = !strcmp(o, "ro");
+		} else if (!strcmp(o, "direct")) {
+			disk->direct = true;
+		} else if (!strncmp(o, "serial=", 7)) {
+			const char *name = o + 7;
+			/* The guest shows it in sysfs: printable, no blanks. */
+			if (!*name || strlen(name) > CLI_DISK_SERIAL_MAX)
+				return -EINVAL;
+			for (const char *c = name; *c; c++)
+				if (!isgraph((unsigned char)*c))
+					return -EINVAL;
+			strcpy(disk->serial, name);
+		} else {
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+static int add_disk(struct fsvm_config *cfg, char *arg, char *err,
+		    size_t errlen)
+{
+	if (cfg->nr_disks == CLI_MAX_DISKS)
+		return cli_error(err, errlen, "--disk %s: at most 8 disks", arg);
+	cli_error(err, errlen,
+		  "--disk: '%s' is not FILE[:ro][,serial=NAME][,direct] (a serial of 1 to 20 printable characters)",
+		  arg);
+	if (cli_parse_disk(arg, &cfg->disks[cfg->nr_disks]))
+		return -EINVAL;
+	cfg->nr_disks++;
+	return 0;
+}
+
+/* A port (1 to 65535) or a socket path: anything with a '/'. */
+static int set_gdb(struct fsvm_config *cfg, char *arg, char *err,
+		   size_t errlen)
+{
+	if (!strchr(arg, '/')) {
+		char *end;
+		errno = 0;
+		long port = strtol(arg, &end, 10);
+		if (errno || *end || end == arg || port < 1 || port > 65535)
+			return cli_error(err, errlen,
+					 "--gdb: '%s' is not a port from 1 to 65535 or a socket path (with a '/')",
+					 arg);
+	} else if (strlen(arg) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+		return cli_error(err, errlen,
+				 "--gdb: '%s' is too long for a socket path", arg);
+	}
+	cfg->gdb = arg;
+	return 0;
+}
+
 static int parse_run_option(int opt, char *arg, struct fsvm_config *cfg,
 			    char *err, size_t errlen)
 {
@@ -513,6 +600,13 @@ static int parse_run_option(int opt, char *arg, struct fsvm_config *cfg,
 		return net_options_mac(&cfg->net, arg, err, errlen);
 	case OPT_PUBLISH:
 		return net_options_publish(&cfg->net, arg, err, errlen);
+	case OPT_DISK:
+		return add_disk(cfg, arg, err, errlen);
+	case OPT_GDB:
+		return set_gdb(cfg, arg, err, errlen);
+	case OPT_GDB_WAIT:
+		cfg->gdb_wait = true;
+		return 0;
 	case OPT_GUEST_KERNEL:
 		if (!guest_kernel_valid(arg))
 			return cli_error(err, errlen,
@@ -857,5 +951,12 @@ int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 	if (cfg->user && (cfg->host_root || cfg->nr_uid_maps || cfg->nr_gid_maps))
 		return cli_error(err, errlen, "%s",
 				 "--user: it maps your ids itself, so --host-root, --uid-map and --gid-map do not apply");
+	if (cfg->gdb_wait && !cfg->gdb)
+		return cli_error(err, errlen, "%s",
+				 "--gdb-wait: there is no --gdb to wait for");
+	if (cfg->nr_disks && !cfg->kernel &&
+	    !strcmp(cfg->guest_kernel, CLI_MICROVM_GUEST))
+		return cli_error(err, errlen, "%s",
+				 "--disk: the microVM guest has no block layer; use --guest-kernel 6.12 or a --kernel with VIRTIO_BLK");
 	return net_options_check(&cfg->net, err, errlen);
 }

@@ -69,6 +69,18 @@ struct cli_id_map {
 	uint32_t guest, host, count;
 };
 
+#define CLI_MAX_DISKS 8
+#define CLI_DISK_SERIAL_MAX 20 /* VIRTIO_BLK_ID_BYTES */
+
+/* --disk FILE[:ro][,serial=NAME][,direct]: a raw image or block device
+ * given to the guest as virtio-blk (/dev/vda, /dev/vdb, ... in order). */
+struct cli_disk {
+	const char *path;
+	bool readonly;
+	bool direct; /* O_DIRECT: the host's page cache is bypassed */
+	char serial[CLI_DISK_SERIAL_MAX + 1]; /* empty: none */
+};
+
 struct container_job;
 
 struct fsvm_config {
@@ -103,6 +115,12 @@ struct fsvm_config {
 	struct cli_share shares[CLI_MAX_SHARES];
 	unsigned int nr_shares;
 	struct cli_net net;
+	struct cli_disk disks[CLI_MAX_DISKS];
+	unsigned int nr_disks;
+	/* --gdb: a TCP port on the loopback address, or (with a '/') a UNIX
+	 * socket path, where a gdb stub listens; NULL: none. */
+	const char *gdb;
+	bool gdb_wait; /* the boot vCPU waits for gdb before its first instruction */
 	unsigned int cpus;
 	uint64_t mem;
 	double timeout;           /* seconds; 0 means none */
@@ -158,6 +176,9 @@ uint64_t cli_default_mem(void);
 
 /* Splits a --share value (modified in place) into *share. */
 int cli_parse_share(char *spec, struct cli_share *share);
+
+/* Splits a --disk value (modified in place) into *disk. */
+int cli_parse_disk(char *spec, struct cli_disk *disk);
 
 /* Parses "GUEST:HOST[:COUNT]" (COUNT 1 when left out). */
 int cli_parse_id_map(const char *spec, struct cli_id_map *map);
