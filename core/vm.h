@@ -52,6 +52,9 @@ struct vm {
 	/* The exit device's mark: the guest init is starting the command, so
 	 * from now on only the exit device gives the VM a status. */
 	atomic_bool command_started;
+	/* The init said the kernel oopsed: the VM ends with 125, not with
+	 * the command's status. */
+	atomic_bool kernel_oopsed;
 	/* The main loop's timerfd, armed when the console says the guest
 	 * powered off after the mark: each tick looks at the vCPUs. */
 	int halt_check_fd;

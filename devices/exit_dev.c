@@ -31,7 +31,13 @@ void exit_dev_io(void *opaque, uint64_t offset, bool is_write, uint8_t *data,
 
 static void on_guest_exit(void *opaque, uint8_t status)
 {
-	vm_stop(opaque, status, NULL);
+	struct vm *vm = opaque;
+	if (atomic_load(&vm->kernel_oopsed))
+		vm_stop(vm, EXIT_VMM_ERROR,
+			"guest kernel oopsed (its command's status was %u)",
+			status);
+	else
+		vm_stop(vm, status, NULL);
 }
 
 static void on_guest_mark(void *opaque, uint8_t mark, uint32_t clock_us)
@@ -60,6 +66,9 @@ static void on_guest_mark(void *opaque, uint8_t mark, uint32_t clock_us)
 		break;
 	case GUEST_MARK_COMMAND_EXIT:
 		timeline_mark(tl, TL_COMMAND_EXIT);
+		break;
+	case GUEST_MARK_KERNEL_OOPSED:
+		atomic_store(&vm->kernel_oopsed, true);
 		break;
 	default:
 		break; /* not ours to know: ignored */

@@ -27,6 +27,8 @@
 #include "guest/signals.h"
 #include "guest/spec.h"
 
+#define TAINT_DIE_BIT 7 /* include/linux/panic.h: TAINT_DIE */
+
 #define INIT_MAX_ARGS 4096
 #define EXIT_NOT_EXECUTABLE 126
 #define EXIT_NOT_FOUND 127
@@ -280,9 +282,24 @@ static void mark_init(void)
 	mark(GUEST_MARK_INIT);
 }
 
+/* The kernel's taint flags say whether it oopsed (TAINT_DIE, 'D'): its
+ * own record, which nothing the command prints can fake. */
+static bool kernel_oopsed(void)
+{
+	char text[32] = "";
+	int fd = open("/proc/sys/kernel/tainted", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	return n > 0 && (strtoull(text, NULL, 10) >> TAINT_DIE_BIT) & 1;
+}
+
 static void report(int status)
 {
 	sync();
+	if (have_port && kernel_oopsed())
+		mark(GUEST_MARK_KERNEL_OOPSED);
 	if (have_port)
 		outb((unsigned char)status, EXIT_DEV_PORT + EXIT_DEV_REG_STATUS);
 	/* Not under fsvm (or the port write did not stop us): reboot. */

@@ -150,6 +150,9 @@ enum guest_exec_frame {
 #define GUEST_MARK_MODULES 3      /* modules loaded */
 #define GUEST_MARK_ROOT 4         /* the root share is mounted */
 #define GUEST_MARK_COMMAND_EXIT 5 /* the command ended */
+/* Sent with the status when the kernel has oopsed (tainted 'D'): fsvm
+ * ends with 125, not the command's status, as a crash says where. */
+#define GUEST_MARK_KERNEL_OOPSED 6
 
 /* Console devices: the command's stdin/stdout, and its stderr (which also
  * carries kernel messages). */

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 
@@ -49,6 +50,7 @@ static void console_err_byte(void *opaque, uint8_t byte)
 	struct console *con = opaque;
 	timeline_mark(&con->vm->timeline, TL_FIRST_CONSOLE);
 	panic_watch_byte(&con->watch, byte);
+	kernel_report_byte(&con->report, byte);
 	if (con->filter_err)
 		console_write_filtered(&con->err_filter, STDERR_FILENO, byte);
 }
@@ -74,6 +76,7 @@ int console_init(struct console *con, struct vm *vm)
 		con->out.tx_opaque = con;
 	}
 	con->watch = (struct panic_watch){.vm = vm};
+	memset(&con->report, 0, sizeof(con->report));
 	con->err.on_tx = console_err_byte;
 	con->err.tx_opaque = con;
 	int err = io_bus_register(&vm->pio, SERIAL_COM1_BASE, SERIAL_NR_PORTS,

@@ -13,6 +13,7 @@
 #include "core/event_loop.h"
 #include "core/vm.h"
 #include "devices/serial.h"
+#include "vmm/kernel_report.h"
 #include "vmm/panic_watch.h"
 #include "vmm/term_filter.h"
 
@@ -21,6 +22,7 @@ struct console {
 	struct serial out;  /* COM1: stdin/stdout */
 	struct serial err;  /* COM2: stderr, kernel console */
 	struct panic_watch watch; /* on COM2 */
+	struct kernel_report report; /* on COM2: an oops or panic, if any */
 	bool interactive;
 	/* Whether each stream goes to its fd through its filter. */
 	bool filter_out, filter_err;

@@ -79,6 +79,23 @@ static struct json_object *ms_value(double ms)
 	return json_object_new_double_s(round(ms * 10) / 10, text);
 }
 
+static struct json_object *kernel_json(const struct kernel_report *k)
+{
+	if (!k)
+		return NULL;
+	struct json_object *o = json_object_new_object();
+	struct json_object *frames = json_object_new_array();
+	for (unsigned int i = 0; i < k->nr_frames; i++)
+		json_object_array_add(frames, json_object_new_string(k->frames[i]));
+	json_object_object_add(o, "headline", json_object_new_string(k->headline));
+	json_object_object_add(o, "rip",
+			       k->rip[0] ? json_object_new_string(k->rip) : NULL);
+	json_object_object_add(o, "backtrace", frames);
+	json_object_object_add(o, "text", json_object_new_string(k->text));
+	json_object_object_add(o, "truncated", json_object_new_boolean(k->truncated));
+	return o;
+}
+
 static struct json_object *to_json(const struct run_summary *s)
 {
 	char buf[64];
@@ -122,6 +139,7 @@ static struct json_object *to_json(const struct run_summary *s)
 		json_object_array_add(devices, o);
 	}
 	json_object_object_add(root, "devices", devices);
+	json_object_object_add(root, "kernel_report", kernel_json(s->kernel));
 	json_object_object_add(root, "peak_rss_bytes",
 			       s->peak_rss_bytes < 0
 				       ? NULL

@@ -10,6 +10,7 @@
 #include "core/timeline.h"
 #include "devices/device.h"
 #include "vmm/cli.h"
+#include "vmm/kernel_report.h"
 
 struct run_summary {
 	int status;
@@ -21,6 +22,9 @@ struct run_summary {
 	struct device_report devices[DEVICE_MAX_INSTANCES];
 	unsigned int nr_devices;
 	long long peak_rss_bytes; /* -1: unknown */
+	/* The guest kernel's oops or panic, as its console printed it;
+	 * NULL: none. */
+	const struct kernel_report *kernel;
 };
 
 /* Takes the boot timeline as it stands (set-up done, or the guest gone). */
