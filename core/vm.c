@@ -54,6 +54,16 @@ void vm_stop_unexpected(struct vm *vm, const char *what)
 			"guest %s before its command reported a status", what);
 }
 
+void vm_guest_exited(struct vm *vm, uint8_t status)
+{
+	if (atomic_load(&vm->kernel_oopsed))
+		vm_stop(vm, EXIT_VMM_ERROR,
+			"guest kernel oopsed (its command's status was %u)",
+			status);
+	else
+		vm_stop(vm, status, NULL);
+}
+
 void vm_console_powered_off(struct vm *vm)
 {
 	if (!atomic_load(&vm->command_started)) {

@@ -72,6 +72,10 @@ void vm_stop(struct vm *vm, int status, const char *reason_fmt, ...)
 /* The guest reset or shut down without reporting a status. */
 void vm_stop_unexpected(struct vm *vm, const char *what);
 
+/* The guest init reported its command's status: the VM ends with it, or
+ * with 125 if the init said the kernel had oopsed. */
+void vm_guest_exited(struct vm *vm, uint8_t status);
+
 /* The console showed the kernel's power-off (or halt) line. Before the
  * mark it ends the VM with 0 (unless the kernel panicked); after it the
  * line may be the command's own text, so it only starts the vCPU checks

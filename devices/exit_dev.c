@@ -31,13 +31,7 @@ void exit_dev_io(void *opaque, uint64_t offset, bool is_write, uint8_t *data,
 
 static void on_guest_exit(void *opaque, uint8_t status)
 {
-	struct vm *vm = opaque;
-	if (atomic_load(&vm->kernel_oopsed))
-		vm_stop(vm, EXIT_VMM_ERROR,
-			"guest kernel oopsed (its command's status was %u)",
-			status);
-	else
-		vm_stop(vm, status, NULL);
+	vm_guest_exited(opaque, status);
 }
 
 static void on_guest_mark(void *opaque, uint8_t mark, uint32_t clock_us)

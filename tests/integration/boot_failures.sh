@@ -10,10 +10,18 @@ expect_match "not found message" "no-such-command-here: command not found" "$err
 run_fsvm run -- /etc/passwd
 expect_eq "not executable" 126 "$rc"
 
-# The guest kernel panics: the message names the panic, no hang.
-run_fsvm run --timeout 300 -- sh -c 'echo c > /proc/sysrq-trigger; sleep 100'
+# The guest kernel panics: no hang, and fsvm's last lines say the panic and
+# where (its first frames), as does --json with the whole report.
+run_fsvm run --timeout 300 --json="$TMP/panic.json" -- sh -c 'echo c > /proc/sysrq-trigger; sleep 100'
 expect_eq "panic status" 125 "$rc"
-expect_match "panic message" "^fsvm: guest kernel panicked: " "$(echo "$err" | tail -n 1)"
+expect_match "panic message" "^fsvm: guest kernel panicked: sysrq triggered crash" \
+	"$(echo "$err" | grep '^fsvm: guest kernel panicked')"
+expect_match "panic backtrace" "^fsvm: kernel: at sysrq_handle_crash\+0x[0-9a-f]+/0x[0-9a-f]+ < " \
+	"$(echo "$err" | tail -n 1)"
+expect_eq "panic json" "Kernel panic - not syncing: sysrq triggered crash|sysrq_handle_crash|True" \
+	"$(python3 -c 'import json, sys
+k = json.load(open(sys.argv[1]))["kernel_report"]
+print(k["headline"], k["backtrace"][0].split("+")[0], "Call Trace:" in k["text"], sep="|")' "$TMP/panic.json" 2>&1)"
 
 # A guest that reboots before its command finished.
 run_fsvm run --timeout 300 -- sh -c 'echo b > /proc/sysrq-trigger; sleep 100'

@@ -95,6 +95,26 @@ static void test_unexpected_stop_without_panic(void **state)
 			    "guest shut down before its command reported a status");
 }
 
+static void test_guest_exit_status(void **state)
+{
+	struct vm *vm = *state;
+	vm_guest_exited(vm, 3);
+	assert_int_equal(vm->exit_status, 3);
+	assert_string_equal(vm->stop_reason, "");
+}
+
+/* A kernel that oopsed while the command ran: 125, whatever the command's
+ * status, and the line says both. */
+static void test_guest_exit_after_oops(void **state)
+{
+	struct vm *vm = *state;
+	atomic_store(&vm->kernel_oopsed, true);
+	vm_guest_exited(vm, 0);
+	assert_int_equal(vm->exit_status, 125);
+	assert_string_equal(vm->stop_reason,
+			    "guest kernel oopsed (its command's status was 0)");
+}
+
 static void test_elapsed_ms(void **state)
 {
 	struct vm *vm = *state;
@@ -115,6 +135,8 @@ int main(void)
 		VM_TEST(test_long_reason_truncated),
 		VM_TEST(test_unexpected_stop_reports_panic),
 		VM_TEST(test_unexpected_stop_without_panic),
+		VM_TEST(test_guest_exit_status),
+		VM_TEST(test_guest_exit_after_oops),
 		VM_TEST(test_elapsed_ms),
 	};
 	return cmocka_run_group_tests(vm, NULL, NULL);
