@@ -6,10 +6,13 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct vm;
 struct vcpu;
 struct kvm_irq_routing;
+struct gdb_debug;
+struct gdb_stop;
 
 /* False when this host's KVM cannot run a stock Linux kernel, with *why
  * telling the user how to proceed. */
@@ -39,5 +42,32 @@ bool arch_vcpu_stopped_for_good(struct vcpu *vcpu);
  * and what it waited for, and one on the VM's interrupt controller. */
 void arch_vcpu_report(struct vcpu *vcpu, char *buf, size_t len);
 void arch_vm_report(struct vm *vm, char *buf, size_t len);
+
+/* gdb's view of this architecture (core/gdb_stub.c, core/gdb_server.c):
+ * the target description gdb reads as target.xml, the register file in
+ * its numbering (the g packet), the breakpoint instruction. */
+const char *arch_gdb_target_xml(void);
+size_t arch_gdb_regs_size(void);
+/* Where register regno lies in the register file; false: none such. */
+bool arch_gdb_reg(unsigned int regno, size_t *offset, size_t *size);
+const uint8_t *arch_gdb_break_insn(size_t *len);
+
+/* A stopped vCPU's registers, in and out of the register file. */
+int arch_gdb_get_regs(struct vcpu *vcpu, uint8_t *regs);
+int arch_gdb_set_regs(struct vcpu *vcpu, const uint8_t *regs);
+
+/* A virtual address through the vCPU's page tables; -EFAULT unmapped. */
+int arch_gdb_translate(struct vcpu *vcpu, uint64_t gva, uint64_t *gpa);
+
+/* Arms the vCPU's debugging as dbg says (NULL: none), single-stepping it
+ * if step; supported is KVM_CAP_SET_GUEST_DEBUG2's answer. */
+int arch_gdb_set_debug(struct vcpu *vcpu, const struct gdb_debug *dbg,
+		       bool step, uint32_t supported);
+
+/* A KVM_EXIT_DEBUG: true with *stop's kind (and slot) when one of dbg's
+ * points or the step asked for caused it; otherwise the exception was the
+ * guest's own (its int3, its debug registers) and goes back to it. */
+bool arch_gdb_debug_exit(struct vcpu *vcpu, const struct gdb_debug *dbg,
+			 bool stepping, struct gdb_stop *stop);
 
 #endif
