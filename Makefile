@@ -17,7 +17,7 @@ BUILD   := build
 GUEST   := $(BUILD)/guest
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -MMD -MP
-LDLIBS  := -lpthread -lseccomp -lcap-ng -ljson-c -lm
+LDLIBS  := -lpthread -lseccomp -lcap-ng -ljson-c -lm -luring
 VERSION := $(shell cat VERSION)
 PREFIX  ?= /usr/local
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -196,6 +196,7 @@ FUZZ_BINS := $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 FUZZ_LIB_SRCS := $(wildcard fs/*.c virtio/*.c pci/*.c core/*.c arch/x86/*.c) devices/virtio_fs.c \
 	devices/virtio_fs_queues.c \
 	devices/virtio_net.c \
+	devices/virtio_blk.c \
 	devices/virtio_vsock.c \
 	devices/device.c \
 	$(filter-out $(FUZZ_SRCS) tests/fuzz/make_corpus.c,$(wildcard tests/fuzz/*.c))
@@ -225,7 +226,7 @@ $(BUILD)/libfsvm-fuzz.a: $(FUZZ_LIB_SRCS:%.c=$(BUILD)/fuzz-obj/%.o)
 
 $(BUILD)/fuzz/%: $(BUILD)/fuzz-obj/tests/fuzz/%.o $(BUILD)/libfsvm-fuzz.a
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lpthread
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lpthread -luring
 
 # Benchmarks, side by side (bench/, results in bench/results/): the request
 # path natively, then boots and file systems against QEMU's peers, each in
