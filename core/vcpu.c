@@ -12,9 +12,8 @@
 #include <unistd.h>
 
 #include "core/arch.h"
+#include "core/gdb_server.h"
 #include "core/log.h"
-
-#define SIG_VCPU_KICK SIGUSR1
 
 static void vcpu_kick_handler(int sig)
 {
@@ -74,6 +73,8 @@ static bool vcpu_handle_exit(struct vcpu *vcpu)
 	case KVM_EXIT_MMIO:
 		vcpu_handle_mmio(vcpu);
 		return true;
+	case KVM_EXIT_DEBUG: /* a breakpoint, watchpoint or step (--gdb) */
+		return gdb_vcpu_debug_exit(vcpu);
 	case KVM_EXIT_SHUTDOWN:
 		vm_stop_unexpected(vm, "triple-faulted (CPU reset)");
 		return false;
@@ -120,6 +121,9 @@ static void *vcpu_thread(void *arg)
 	if (vcpu->id == 0)
 		timeline_mark(&vm->timeline, TL_FIRST_RUN);
 	while (!atomic_load(&vm->stopping)) {
+		/* With --gdb, stopped here while gdb has the world stopped. */
+		if (vm->gdb && !gdb_vcpu_checkpoint(vcpu))
+			break;
 		if (ioctl(vcpu->fd, KVM_RUN, 0) < 0) {
 			if (errno == EINTR) {
 				/* Kicked: maybe by vcpus_check_halted(). */
@@ -148,6 +152,8 @@ static void *vcpu_thread(void *arg)
 		if (!vcpu_handle_exit(vcpu))
 			break;
 	}
+	if (vm->gdb)
+		gdb_vcpu_gone(vcpu);
 	return NULL;
 }
 
@@ -177,6 +183,8 @@ void vcpu_kick_and_join(struct vcpu *vcpu)
 		return;
 	/* immediate_exit covers a kick that lands before KVM_RUN starts. */
 	vcpu->run->immediate_exit = 1;
+	if (vcpu->vm->gdb)
+		gdb_server_release(vcpu->vm);
 	pthread_kill(vcpu->thread, SIG_VCPU_KICK);
 	pthread_join(vcpu->thread, NULL);
 	vcpu->started = false;

@@ -5,9 +5,13 @@
 
 #include <linux/kvm.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 
 #include "core/vm.h"
+
+/* Interrupts a vCPU's KVM_RUN (its handler does nothing). */
+#define SIG_VCPU_KICK SIGUSR1
 
 struct vcpu {
 	struct vm *vm;

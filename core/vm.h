@@ -20,6 +20,7 @@
 struct arch_vm;
 struct vcpu;
 struct irq_routing;
+struct gdb_server;
 
 struct vm {
 	int kvm_fd;
@@ -32,6 +33,7 @@ struct vm {
 	unsigned int nr_vcpus;
 	struct vcpu *vcpus;
 	struct irq_routing *irq_routing; /* GSI table, see vmm/irq.c */
+	struct gdb_server *gdb; /* --gdb's stub, or NULL (core/gdb_server.h) */
 	atomic_uint next_memslot;
 	/* KVM could not back a guest page: fix what can be fixed (DAX pages
 	 * past a truncated file's end); returns how many fixes were made. */

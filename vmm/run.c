@@ -14,6 +14,7 @@
 #include "arch/x86/board.h"
 #include "core/arch.h"
 #include "core/event_loop.h"
+#include "core/gdb_server.h"
 #include "core/kvm.h"
 #include "core/log.h"
 #include "core/vcpu.h"
@@ -180,6 +181,11 @@ static int run_loop(struct run *r)
 	    add_timer(r) || add_halt_check(r) ||
 	    console_start(&r->con, &r->loop))
 		return log_setup_error("event loop", "cannot set up", -errno);
+	int err = vm->gdb ? gdb_server_start(vm) : 0;
+	if (err) {
+		log_setup_error("gdb", "cannot start its thread", err);
+		return EXIT_VMM_ERROR;
+	}
 	if (lock_down(r)) {
 		console_restore(&r->con);
 		return EXIT_VMM_ERROR;
@@ -406,6 +412,9 @@ int fsvm_run(const struct fsvm_config *cfg, struct run_summary *sum)
 		return EXIT_VMM_ERROR;
 	if ((err = board_boot(&r->board, cfg->cmdline, cfg->verbose, &why)))
 		return fail("boot", why, err);
+	/* A UNIX socket is made while fsvm is still the user. */
+	if (cfg->gdb && (err = gdb_server_open(vm, cfg->gdb, cfg->gdb_wait, &why)))
+		return fail("gdb", why, err);
 	if ((err = plan_jail(r, &why)))
 		return fail("jail", why, err);
 	/* Every host resource is ours now: the guest's ids take over. */

@@ -108,11 +108,10 @@ static const struct {
 	{SCMP_SYS(ioctl), COMMAND_IS(KVM_SET_USER_MEMORY_REGION)},
 	/* A tap's offloads follow what the guest's driver takes. */
 	{SCMP_SYS(ioctl), COMMAND_IS(TUNSETOFFLOAD)},
-	/* virtio-vsock: the host's connections are taken from the
-	 * listening socket set-up handed the device, with the device's own
-	 * flags. Its fd is not the filter's to know, so any fd: fsvm
-	 * listens on nothing else, and accept4 on an fd that does not
-	 * listen fails. */
+	/* virtio-vsock and --gdb: the host's connections are taken from
+	 * the listening sockets set-up made, with the flags both use. The
+	 * fds are not the filter's to know, so any fd: fsvm listens on
+	 * nothing else, and accept4 on an fd that does not listen fails. */
 	{SCMP_SYS(accept4), SCMP_A3(SCMP_CMP_MASKED_EQ, 0xffffffffu,
 				    SOCK_NONBLOCK | SOCK_CLOEXEC)},
 	/* virtio-vsock: a stream the guest sends no more on is ended for
@@ -122,6 +121,17 @@ static const struct {
 	 * without ACPI): its state and its interrupt flag. */
 	{SCMP_SYS(ioctl), COMMAND_IS(KVM_GET_MP_STATE)},
 	{SCMP_SYS(ioctl), COMMAND_IS(KVM_GET_REGS)},
+	/* --gdb, on its thread while the vCPUs are parked: registers (the
+	 * general ones are above), FPU/SSE, virtual addresses, breakpoints,
+	 * watchpoints and steps, and the guest's own int3 handed back. */
+	{SCMP_SYS(ioctl), COMMAND_IS(KVM_SET_REGS)},
+	{SCMP_SYS(ioctl), COMMAND_IS(KVM_GET_SREGS)},
+	{SCMP_SYS(ioctl), COMMAND_IS(KVM_SET_SREGS)},
+	{SCMP_SYS(ioctl), COMMAND_IS(KVM_GET_FPU)},
+	{SCMP_SYS(ioctl), COMMAND_IS(KVM_SET_FPU)},
+	{SCMP_SYS(ioctl), COMMAND_IS(KVM_TRANSLATE)},
+	{SCMP_SYS(ioctl), COMMAND_IS(KVM_SET_GUEST_DEBUG)},
+	{SCMP_SYS(ioctl), COMMAND_IS(KVM_SET_VCPU_EVENTS)},
 	/* A guest that timed out: where its vCPUs waited (vcpus_report). */
 	{SCMP_SYS(ioctl), COMMAND_IS(KVM_GET_VCPU_EVENTS)},
 	{SCMP_SYS(ioctl), COMMAND_IS(KVM_GET_LAPIC)},
