@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <linux/fuse.h>
 #include <linux/pci_regs.h>
+#include <linux/virtio_blk.h>
 #include <linux/virtio_config.h>
 #include <linux/virtio_mmio.h>
 #include <linux/virtio_pci.h>
@@ -1079,6 +1080,173 @@ static void vsock_seeds(void)
 	save(t, "avail-index-too-far");
 }
 
+/* --- fuzz_virtio_blk: a configuration byte, then operations (the
+ * format is fuzz_virtio_blk.c's). */
+
+#define BLK_EVENT_IDX 0x01
+#define BLK_INDIRECT 0x02
+#define BLK_RO 0x04
+#define BLK_QUEUES(n) (((n) - 1) << 4)
+#define BLK_DIRECT 0x40
+/* Request types as the target picks them. */
+enum { BLK_IN, BLK_OUT, BLK_FLUSH, BLK_GET_ID, BLK_DISCARD, BLK_ZEROES, BLK_99 };
+/* A request's options. */
+#define BLK_OPT_INDIRECT 0x01
+#define BLK_OPT_MISDIRECTED 0x02
+#define BLK_OPT_NO_STATUS 0x04
+#define BLK_OPT_FLAGS 0x08
+#define BLK_OPT_UNPUBLISHED 0x10
+#define BLK_OPT_LEN_OFF 0x20
+
+/* A request on queue q (with a 64-bit sector when wide); the bytes its
+ * options call for follow it. */
+static void blk_req(unsigned int q, bool wide, uint8_t type, uint64_t sector,
+		    uint8_t sectors, uint8_t pieces, uint8_t opts)
+{
+	put8((uint8_t)((q | (wide ? 8 : 0)) << 4));
+	put8(type);
+	if (wide)
+		put(&sector, 8);
+	else
+		put16((uint16_t)sector);
+	put8(sectors);
+	put8(pieces);
+	put8(opts);
+}
+
+static void blk_publish(unsigned int q, int extra)
+{
+	put8((uint8_t)(2 | (q | (extra >= 0 ? 8 : 0)) << 4));
+	if (extra >= 0)
+		put8((uint8_t)extra);
+}
+
+static void blk_seeds(void)
+{
+	const char *t = "fuzz_virtio_blk";
+
+	/* Writes and reads on two queues, in the ring and indirect; a
+	 * flush; the id. */
+	begin(NULL, 0);
+	put8(BLK_EVENT_IDX | BLK_INDIRECT | BLK_QUEUES(2));
+	blk_req(0, false, BLK_OUT, 0, 8, 3, 0);
+	blk_req(1, false, BLK_OUT, 64, 16, 4, BLK_OPT_INDIRECT);
+	blk_req(0, false, BLK_FLUSH, 0, 0, 0, 0);
+	blk_req(0, false, BLK_IN, 0, 8, 2, 0);
+	blk_req(1, false, BLK_IN, 64, 16, 8, BLK_OPT_INDIRECT);
+	blk_req(1, false, BLK_GET_ID, 0, 1, 0, 0);
+	save(t, "read-write");
+
+	/* Discard and write zeroes, with and without UNMAP, with flags not
+	 * theirs, past the end. */
+	begin(NULL, 0);
+	put8(BLK_QUEUES(1));
+	blk_req(0, false, BLK_OUT, 0, 64, 1, 0);
+	blk_req(0, false, BLK_DISCARD, 0, 8, 0, 0);
+	blk_req(0, false, BLK_ZEROES, 8, 8, 0, 0);
+	blk_req(0, false, BLK_ZEROES, 16, 8, 0, BLK_OPT_FLAGS);
+	put8(VIRTIO_BLK_WRITE_ZEROES_FLAG_UNMAP);
+	blk_req(0, false, BLK_DISCARD, 24, 8, 0, BLK_OPT_FLAGS);
+	put8(VIRTIO_BLK_WRITE_ZEROES_FLAG_UNMAP);
+	blk_req(0, false, BLK_ZEROES, 24, 8, 0, BLK_OPT_FLAGS);
+	put8(2);
+	blk_req(0, false, BLK_DISCARD, 2040, 16, 0, 0);
+	save(t, "ranges");
+
+	/* Requests no guest should make: unknown types, data of the wrong
+	 * direction, no status, a length off a sector, a sector that
+	 * overflows; a header too short; a buffer outside RAM. */
+	begin(NULL, 0);
+	put8(BLK_QUEUES(2));
+	blk_req(0, false, BLK_99, 0, 1, 0, 0);
+	blk_req(0, false, 14, 0, 1, 0, 0);
+	blk_req(0, false, BLK_IN, 0, 2, 2, BLK_OPT_MISDIRECTED);
+	blk_req(1, false, BLK_OUT, 0, 2, 2, BLK_OPT_NO_STATUS);
+	blk_req(1, false, BLK_IN, 0, 2, 1, BLK_OPT_LEN_OFF);
+	put8(100);
+	blk_req(1, true, BLK_IN, 0xffffffffffffff00ULL, 1, 1, 0);
+	put8(1 | 1 << 4); /* a raw chain of two descriptors */
+	put8(0);
+	put8(0);
+	put16(0);
+	put16(8);
+	put8(1);
+	put16(0x100);
+	put16(1);
+	put8(1);
+	put8(0);
+	put8(8);
+	put(&(uint32_t){0x100000}, 4);
+	put16(16);
+	blk_publish(0, -1);
+	blk_publish(1, -1);
+	save(t, "hostile");
+
+	/* A read-only disk: every change refused, reads go on. */
+	begin(NULL, 0);
+	put8(BLK_RO);
+	blk_req(0, false, BLK_OUT, 0, 8, 1, 0);
+	blk_req(0, false, BLK_DISCARD, 0, 8, 0, 0);
+	blk_req(0, false, BLK_ZEROES, 0, 8, 0, 0);
+	blk_req(0, false, BLK_IN, 8, 8, 1, 0);
+	blk_req(0, false, BLK_FLUSH, 0, 0, 0, 0);
+	save(t, "read-only");
+
+	/* Four queues full of big requests, all published at once, and a
+	 * reset in the middle of them; the device starts again. */
+	begin(NULL, 0);
+	put8(BLK_INDIRECT | BLK_QUEUES(4));
+	for (unsigned int q = 0; q < 4; q++)
+		for (unsigned int i = 0; i < 6; i++)
+			blk_req(q, false, i & 1 ? BLK_IN : BLK_OUT, i * 256, 255, 8,
+				BLK_OPT_INDIRECT | BLK_OPT_UNPUBLISHED);
+	for (unsigned int q = 0; q < 4; q++)
+		blk_publish(q, -1);
+	put8(4);
+	put8(BLK_INDIRECT);
+	blk_req(3, false, BLK_IN, 0, 8, 1, 0);
+	save(t, "reset-in-flight");
+
+	/* A chain made available under an index that claims 100 more; a
+	 * head posted again while its request waits. */
+	begin(NULL, 0);
+	put8(BLK_QUEUES(2));
+	blk_req(0, false, BLK_OUT, 0, 8, 1, BLK_OPT_UNPUBLISHED);
+	blk_publish(0, 100);
+	blk_req(1, false, BLK_OUT, 0, 8, 1, BLK_OPT_UNPUBLISHED);
+	put8(1 | 1 << 4); /* a raw chain whose head is the request's */
+	put8(2);
+	put8(0);
+	put16(0);
+	put16(16);
+	put8(1);
+	put16(0x100);
+	put16(1);
+	put8(0);
+	blk_publish(1, -1);
+	save(t, "ring-errors");
+
+	/* The host cuts the image under the guest: a read past its new
+	 * end comes back short. */
+	begin(NULL, 0);
+	put8(BLK_EVENT_IDX);
+	blk_req(0, false, BLK_OUT, 1800, 16, 1, 0);
+	put8(5 | 4 << 4);
+	blk_req(0, false, BLK_IN, 1800, 16, 1, 0);
+	put8(5);
+	blk_req(0, false, BLK_IN, 1800, 16, 1, 0);
+	save(t, "host-cuts-image");
+
+	/* O_DIRECT: aligned buffers, and one off 512 by 100 bytes. */
+	begin(NULL, 0);
+	put8(BLK_DIRECT);
+	blk_req(0, false, BLK_OUT, 0, 8, 2, 0);
+	blk_req(0, false, BLK_IN, 0, 8, 1, 0x40);
+	put8(100);
+	blk_req(0, false, BLK_IN, 0, 8, 1, 0);
+	save(t, "direct");
+}
+
 int main(void)
 {
 	virtq_seeds();
@@ -1087,5 +1255,6 @@ int main(void)
 	pci_seeds();
 	net_seeds();
 	vsock_seeds();
+	blk_seeds();
 	return 0;
 }
