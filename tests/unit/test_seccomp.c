@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fuse.h>
+#include <linux/virtio_config.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -30,6 +31,7 @@
 #include <cmocka.h>
 
 #include "core/dax_window.h"
+#include "devices/virtio_blk.h"
 #include "devices/virtio_fs.h"
 #include "fs/fuse_server.h"
 #include "vmm/seccomp.h"
@@ -570,6 +572,116 @@ static void test_fuse_session_goes_on(void **state)
 	expect_exit_0("FUSE session", status);
 }
 
+/* --- a virtio-blk device, made before the filter as set-up makes it,
+ * started, serving a write, a read, a flush and a discard through its
+ * io_uring, and reset, all under it. */
+
+#define BLK_RAM (1 << 20)
+#define BLK_QSIZE 16
+
+struct blk_session {
+	char image[64];
+	uint8_t *ram;
+	uint16_t avail;
+};
+
+/* Request type at sector on queue 0's ring: a header, data (len bytes at
+ * 0x10000, writable for a read) or a range, and the status; published and
+ * kicked. Returns its status once answered (10 s at most), -1 if not. */
+static int blk_request(struct blk_session *s, struct virtio_queue *vq,
+		       uint32_t type, uint64_t sector, uint32_t len)
+{
+	struct vring_desc *desc = (void *)s->ram;
+	struct vring_avail *avail = (void *)(s->ram + 0x1000);
+	struct vring_used *used = (void *)(s->ram + 0x2000);
+	uint8_t *hdr = s->ram + 0x3000, *status = s->ram + 0x3100;
+	struct virtio_blk_outhdr h = {.type = type, .sector = sector};
+	struct virtio_blk_discard_write_zeroes range = {.sector = sector,
+							.num_sectors = len / 512};
+	memcpy(hdr, &h, sizeof(h));
+	memcpy(hdr + sizeof(h), &range, sizeof(range));
+	bool ranged = type == VIRTIO_BLK_T_DISCARD;
+	struct vring_desc chain[3];
+	unsigned int n = 0;
+	chain[n++] = (struct vring_desc){.addr = 0x3000, .len = ranged ? 32 : 16};
+	if (len && !ranged)
+		chain[n++] = (struct vring_desc){
+			.addr = 0x10000, .len = len,
+			.flags = type == VIRTIO_BLK_T_IN ? VRING_DESC_F_WRITE : 0};
+	chain[n++] = (struct vring_desc){.addr = 0x3100, .len = 1,
+					 .flags = VRING_DESC_F_WRITE};
+	for (unsigned int i = 0; i < n; i++) {
+		if (i + 1 < n) {
+			chain[i].flags |= VRING_DESC_F_NEXT;
+			chain[i].next = (uint16_t)(i + 1);
+		}
+		desc[i] = chain[i];
+	}
+	*status = 0xff;
+	avail->ring[s->avail % BLK_QSIZE] = 0;
+	__atomic_store_n(&avail->idx, ++s->avail, __ATOMIC_RELEASE);
+	uint64_t one = 1;
+	if (write(vq->kick_fd, &one, sizeof(one)) != sizeof(one))
+		return -1;
+	const struct timespec pause = {.tv_nsec = 1000 * 1000};
+	for (int i = 0; i < 10000; i++) {
+		if (__atomic_load_n(&used->idx, __ATOMIC_ACQUIRE) == s->avail)
+			return *status;
+		nanosleep(&pause, NULL);
+	}
+	return -1;
+}
+
+static int run_blk_device(void *arg)
+{
+	struct blk_session *s = arg;
+	static struct virtio_blk b;
+	struct guest_mem mem = {0};
+	EXPECT(guest_mem_add(&mem, 0, BLK_RAM, s->ram) == 0);
+	struct virtio_blk_disk d = {.fd = open(s->image, O_RDWR | O_CLOEXEC),
+				    .size = 1 << 20, .discard = true};
+	EXPECT(d.fd >= 0);
+	EXPECT(virtio_blk_create(&b, &d, 1) == 0);
+	struct virtio_queue vq = {.kick_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK),
+				  .call_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)};
+	EXPECT(vq.kick_fd >= 0 && vq.call_fd >= 0);
+	EXPECT(split_ring_init(&vq.ring, &mem, BLK_QSIZE, 0, 0x1000, 0x2000,
+			       true, false) == 0);
+	if (seccomp_lock_down())
+		return NOT_LOCKED_DOWN;
+
+	EXPECT(b.dev.activate(b.dev.opaque, &vq, 1,
+			      (1ULL << VIRTIO_F_VERSION_1) |
+				      (1ULL << VIRTIO_RING_F_EVENT_IDX)) == 0);
+	memset(s->ram + 0x10000, 'b', 4096);
+	EXPECT(blk_request(s, &vq, VIRTIO_BLK_T_OUT, 8, 4096) == VIRTIO_BLK_S_OK);
+	memset(s->ram + 0x10000, 0, 4096);
+	EXPECT(blk_request(s, &vq, VIRTIO_BLK_T_IN, 8, 4096) == VIRTIO_BLK_S_OK);
+	EXPECT(s->ram[0x10000] == 'b' && s->ram[0x10000 + 4095] == 'b');
+	EXPECT(blk_request(s, &vq, VIRTIO_BLK_T_FLUSH, 0, 0) == VIRTIO_BLK_S_OK);
+	EXPECT(blk_request(s, &vq, VIRTIO_BLK_T_DISCARD, 8, 4096) == VIRTIO_BLK_S_OK);
+	b.dev.reset(b.dev.opaque);
+	return 0;
+}
+
+static void test_blk_device_goes_on(void **state)
+{
+	(void)state;
+	static struct blk_session s;
+	snprintf(s.image, sizeof(s.image), "/tmp/fsvm-seccomp-blk-XXXXXX");
+	int fd = mkstemp(s.image);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 1 << 20), 0);
+	close(fd);
+	s.ram = mmap(NULL, BLK_RAM, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(s.ram != MAP_FAILED);
+	int status = in_child(run_blk_device, &s);
+	unlink(s.image);
+	munmap(s.ram, BLK_RAM);
+	expect_exit_0("virtio-blk device", status);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -577,6 +689,7 @@ int main(void)
 		cmocka_unit_test(test_threads_started_before_are_covered),
 		cmocka_unit_test(test_allowed_work_goes_on),
 		cmocka_unit_test(test_fuse_session_goes_on),
+		cmocka_unit_test(test_blk_device_goes_on),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
