@@ -8,7 +8,6 @@
  * the guest. The device's thread is let run until it waits with nothing
  * in flight after every operation, so an input runs the same way each
  * time. */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/virtio_config.h>
@@ -86,7 +85,7 @@ static struct virtio_blk b;
 static struct virtio_queue queues[MAX_QUEUES];
 static unsigned int nr_queues, starts;
 static bool live, tame;
-static pid_t device_tid;
+static int device_tid;
 static off_t image_size; /* as the host last set it */
 static bool host_cut;     /* this input had the host cut the image */
 /* Per queue: chains made available, the highest index published, the
@@ -142,35 +141,6 @@ static uint64_t get64(struct input *in)
 	return get32(in) | (uint64_t)get32(in) << 32;
 }
 
-/* The threads of this process, for telling the device's apart. */
-static unsigned int tasks(pid_t *tids, unsigned int max)
-{
-	DIR *d = opendir("/proc/self/task");
-	unsigned int nr = 0;
-	struct dirent *e;
-	if (!d)
-		abort();
-	while ((e = readdir(d)) && nr < max)
-		if (e->d_name[0] != '.')
-			tids[nr++] = (pid_t)atoi(e->d_name);
-	closedir(d);
-	return nr;
-}
-
-/* True while the device's thread sleeps in epoll_wait. The kernel says a
- * sleeping thread's system call; a running one's is "running". */
-static bool device_waits(void)
-{
-	char path[64], line[64] = "";
-	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)device_tid);
-	FILE *f = fopen(path, "r");
-	if (!f || !fgets(line, sizeof(line), f))
-		abort();
-	fclose(f);
-	int nr = atoi(line);
-	return line[0] != 'r' && (nr == 232 || nr == 281 || nr == 441);
-}
-
 static uint64_t now_ns(void)
 {
 	struct timespec t;
@@ -191,11 +161,18 @@ static void settle(void)
 	if (!live)
 		return;
 	uint64_t start = now_ns();
-	while (!(idle() && device_waits() && idle())) {
+	while (!(idle() && thread_waits_in_epoll(device_tid) && idle())) {
 		fuzz_assert(now_ns() - start < SETTLE_NS,
 			    "the device has not settled for 2 s: a busy loop or a request that never ends");
 		sched_yield();
 	}
+}
+
+/* The device started with *features: its thread is the one it makes. */
+static int activate(void *features)
+{
+	return b.dev.activate(b.dev.opaque, queues, nr_queues,
+			      *(const uint64_t *)features & b.dev.features);
 }
 
 static void start(uint8_t cfg)
@@ -219,23 +196,9 @@ static void start(uint8_t cfg)
 	uint64_t features = (1ULL << VIRTIO_F_VERSION_1) |
 			    (cfg & 1 ? 1ULL << VIRTIO_RING_F_EVENT_IDX : 0) |
 			    (cfg & 2 ? 1ULL << VIRTIO_RING_F_INDIRECT_DESC : 0);
-	pid_t before[64], after[64];
-	unsigned int nr_before = tasks(before, 64);
-	if (b.dev.activate(b.dev.opaque, queues, nr_queues, features & b.dev.features))
-		abort();
+	device_tid = started_thread(activate, &features);
 	live = true;
 	starts++;
-	unsigned int nr_after = tasks(after, 64);
-	device_tid = 0;
-	for (unsigned int i = 0; i < nr_after && !device_tid; i++) {
-		bool old = false;
-		for (unsigned int j = 0; j < nr_before; j++)
-			old = old || after[i] == before[j];
-		if (!old)
-			device_tid = after[i];
-	}
-	if (!device_tid)
-		abort();
 }
 
 /* The used ring of queue q, while the guest's buffers kept off the rings:

@@ -8,7 +8,6 @@
  * TUNSETOFFLOAD, which only a real tap takes (tests/unit/test_virtio_net.c
  * drives one as root). */
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <errno.h>
 #include <linux/sockios.h>
 #include <linux/virtio_config.h>
@@ -80,7 +79,7 @@ static struct virtio_net n;
 static struct virtio_queue queues[2];
 static bool live, tame;
 static int peer = -1;
-static pid_t device_tid;
+static int device_tid;
 static unsigned int starts;
 /* Per queue: chains made available, the highest index published, the
  * next descriptor to fill. */
@@ -139,37 +138,6 @@ static uint32_t get32(struct input *in)
 	return get16(in) | (uint32_t)get16(in) << 16;
 }
 
-/* The threads of this process, for telling the device's apart. */
-static unsigned int tasks(pid_t *tids, unsigned int max)
-{
-	DIR *d = opendir("/proc/self/task");
-	unsigned int nr = 0;
-	struct dirent *e;
-	if (!d)
-		abort();
-	while ((e = readdir(d)) && nr < max)
-		if (e->d_name[0] != '.')
-			tids[nr++] = (pid_t)atoi(e->d_name);
-	closedir(d);
-	return nr;
-}
-
-/* True while the device's thread sleeps in epoll_wait: it has done all
- * it could (what it waits for comes from this thread, which wakes it
- * before its write or read returns: LLVMFuzzerInitialize). The kernel
- * says a sleeping thread's system call; a running one's is "running". */
-static bool device_waits(void)
-{
-	char path[64], line[64] = "";
-	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)device_tid);
-	FILE *f = fopen(path, "r");
-	if (!f || !fgets(line, sizeof(line), f))
-		abort();
-	fclose(f);
-	int nr = atoi(line);
-	return line[0] != 'r' && (nr == 232 || nr == 281 || nr == 441);
-}
-
 static uint64_t now_ns(void)
 {
 	struct timespec t;
@@ -182,11 +150,18 @@ static void settle(void)
 	if (!live)
 		return;
 	uint64_t start = now_ns();
-	while (!device_waits()) {
+	while (!thread_waits_in_epoll(device_tid)) {
 		fuzz_assert(now_ns() - start < SETTLE_NS,
 			    "the device's thread has not waited for 2 s: a busy loop");
 		sched_yield();
 	}
+}
+
+/* The device started with *features: its thread is the one it makes. */
+static int activate(void *features)
+{
+	return n.dev.activate(n.dev.opaque, queues, 2,
+			      *(const uint64_t *)features & n.dev.features);
 }
 
 static void start(uint8_t cfg)
@@ -211,23 +186,9 @@ static void start(uint8_t cfg)
 			    (cfg & 2 ? 1ULL << VIRTIO_NET_F_GUEST_CSUM : 0) |
 			    (cfg & 4 ? 1ULL << VIRTIO_RING_F_EVENT_IDX : 0) |
 			    (cfg & 8 ? 1ULL << VIRTIO_RING_F_INDIRECT_DESC : 0);
-	pid_t before[64], after[64];
-	unsigned int nr_before = tasks(before, 64);
-	if (n.dev.activate(n.dev.opaque, queues, 2, features & n.dev.features))
-		abort();
+	device_tid = started_thread(activate, &features);
 	live = true;
 	starts++;
-	unsigned int nr_after = tasks(after, 64);
-	device_tid = 0;
-	for (unsigned int i = 0; i < nr_after && !device_tid; i++) {
-		bool old = false;
-		for (unsigned int j = 0; j < nr_before; j++)
-			old = old || after[i] == before[j];
-		if (!old)
-			device_tid = after[i];
-	}
-	if (!device_tid)
-		abort();
 }
 
 /* The used ring of queue q, while the guest's buffers kept off the rings:

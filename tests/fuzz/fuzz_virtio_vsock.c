@@ -5,7 +5,6 @@
  * clients that connect, write, read, shut down and hang up, resets in
  * the middle of it all. The device's thread is let run until it waits
  * after every operation, so an input runs the same way each time. */
-#include <dirent.h>
 #include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -94,7 +93,7 @@ static struct guest_mem mem;
 static struct virtio_vsock v;
 static struct virtio_queue queues[NR_Q];
 static bool live, tame, raw_tx, raw_rx;
-static pid_t device_tid;
+static int device_tid;
 /* Per queue: chains made available, the highest index published, the
  * next descriptor to fill, the used entries the guest took. */
 static uint16_t avail_idx[NR_Q], published[NR_Q], next_desc[NR_Q], taken[NR_Q];
@@ -157,35 +156,6 @@ static uint32_t get32(struct input *in)
 	return get16(in) | (uint32_t)get16(in) << 16;
 }
 
-/* The threads of this process, for telling the device's apart. */
-static unsigned int tasks(pid_t *tids, unsigned int max)
-{
-	DIR *d = opendir("/proc/self/task");
-	unsigned int nr = 0;
-	struct dirent *e;
-	if (!d)
-		abort();
-	while ((e = readdir(d)) && nr < max)
-		if (e->d_name[0] != '.')
-			tids[nr++] = (pid_t)atoi(e->d_name);
-	closedir(d);
-	return nr;
-}
-
-/* True while the device's thread sleeps in epoll_wait (the kernel says a
- * sleeping thread's system call; a running one's is "running"). */
-static bool device_waits(void)
-{
-	char path[64], line[64] = "";
-	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)device_tid);
-	FILE *f = fopen(path, "r");
-	if (!f || !fgets(line, sizeof(line), f))
-		abort();
-	fclose(f);
-	int nr = atoi(line);
-	return line[0] != 'r' && (nr == 232 || nr == 281 || nr == 441);
-}
-
 static uint64_t now_ns(void)
 {
 	struct timespec t;
@@ -222,7 +192,7 @@ static void settle(void)
 	if (!live)
 		return;
 	uint64_t start = now_ns();
-	while (!device_waits()) {
+	while (!thread_waits_in_epoll(device_tid)) {
 		fuzz_assert(now_ns() - start < SETTLE_NS,
 			    "the device's thread has not waited for 2 s: a busy loop");
 		sched_yield();
@@ -263,6 +233,13 @@ static void post_slot(unsigned int s)
 	make_available(RXQ, (uint16_t)(2 * s));
 }
 
+/* The device started with *features: its thread is the one it makes. */
+static int activate(void *features)
+{
+	return v.dev.activate(v.dev.opaque, queues, NR_Q,
+			      *(const uint64_t *)features & v.dev.features);
+}
+
 static void start(uint8_t cfg)
 {
 	for (unsigned int q = 0; q < NR_Q; q++) {
@@ -288,22 +265,8 @@ static void start(uint8_t cfg)
 	uint64_t features = (1ULL << VIRTIO_F_VERSION_1) |
 			    (cfg & 1 ? 1ULL << VIRTIO_RING_F_EVENT_IDX : 0) |
 			    (cfg & 2 ? 1ULL << VIRTIO_RING_F_INDIRECT_DESC : 0);
-	pid_t before[64], after[64];
-	unsigned int nr_before = tasks(before, 64);
-	if (v.dev.activate(v.dev.opaque, queues, NR_Q, features & v.dev.features))
-		abort();
+	device_tid = started_thread(activate, &features);
 	live = true;
-	unsigned int nr_after = tasks(after, 64);
-	device_tid = 0;
-	for (unsigned int i = 0; i < nr_after && !device_tid; i++) {
-		bool old = false;
-		for (unsigned int j = 0; j < nr_before; j++)
-			old = old || after[i] == before[j];
-		if (!old)
-			device_tid = after[i];
-	}
-	if (!device_tid)
-		abort();
 	for (unsigned int s = 0; s < 8; s++)
 		post_slot(s);
 	publish(RXQ, 0);

@@ -166,6 +166,52 @@ void resources_check(const char *target, struct resources before)
 	}
 }
 
+/* The threads of this process. */
+static unsigned int tasks(int *tids, unsigned int max)
+{
+	DIR *d = opendir("/proc/self/task");
+	unsigned int nr = 0;
+	struct dirent *e;
+	if (!d)
+		abort();
+	while ((e = readdir(d)) && nr < max)
+		if (e->d_name[0] != '.')
+			tids[nr++] = atoi(e->d_name);
+	closedir(d);
+	return nr;
+}
+
+int started_thread(int (*start)(void *arg), void *arg)
+{
+	int before[64], after[64];
+	unsigned int nr_before = tasks(before, 64);
+	if (start(arg))
+		abort();
+	unsigned int nr_after = tasks(after, 64);
+	for (unsigned int i = 0; i < nr_after; i++) {
+		bool old = false;
+		for (unsigned int j = 0; j < nr_before; j++)
+			old = old || after[i] == before[j];
+		if (!old)
+			return after[i];
+	}
+	abort();
+}
+
+/* The kernel says a sleeping thread's system call; a running one's is
+ * "running". */
+bool thread_waits_in_epoll(int tid)
+{
+	char path[64], line[64] = "";
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+	FILE *f = fopen(path, "r");
+	if (!f || !fgets(line, sizeof(line), f))
+		abort();
+	fclose(f);
+	int nr = atoi(line);
+	return line[0] != 'r' && (nr == 232 || nr == 281 || nr == 441);
+}
+
 void fuzz_fail(const char *file, int line, const char *cond, const char *fmt,
 	       ...)
 {

@@ -50,6 +50,14 @@ struct resources resources_now(void);
  * against a different process (and a long run dies of it). */
 void resources_check(const char *target, struct resources before);
 
+/* Runs start(arg), which starts one thread (a device's at DRIVER_OK),
+ * and returns that thread's id; aborts if none came. */
+int started_thread(int (*start)(void *arg), void *arg);
+
+/* True while thread tid sleeps in epoll_wait: a device thread waiting for
+ * work, once what it waits for comes only from the caller. */
+bool thread_waits_in_epoll(int tid);
+
 /* An invariant of the code under fuzz: when cond is false, says which
  * and why, then aborts (libFuzzer keeps the input as a crash). */
 #define fuzz_assert(cond, ...) \
