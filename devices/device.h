@@ -41,7 +41,7 @@ struct machine {
 	struct vm *vm;
 	struct virtio_bus *virtio;
 	struct event_loop *loop;
-	/* Each type's options, under its name, up to the first NULL type:
+	/* Each type's options, under its name (a NULL type is a gap):
 	 * what they hold is for the type's own header to say, and for its
 	 * add to read (machine_options). */
 	struct {

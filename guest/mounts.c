@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/module.h>
+#include <linux/virtio_ids.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -21,6 +22,8 @@
 #define MODULES_LIST MODULES_DIR "load-order"
 #define MODULES_NET_LIST MODULES_DIR "load-order-net"
 #define MODULES_VSOCK_LIST MODULES_DIR "load-order-vsock"
+#define MODULES_BLK_LIST MODULES_DIR "load-order-blk"
+#define VIRTIO_DEVICES "/sys/bus/virtio/devices"
 #define NEW_ROOT "/mnt/root"
 #define LOWER "/mnt/lower"
 #define OVERLAY_RW "/mnt/rw"
@@ -52,6 +55,29 @@ static bool has_virtio_devices(void)
 	bool found = false;
 	while (!found && (e = readdir(d)))
 		found = e->d_name[0] != '.';
+	closedir(d);
+	return found;
+}
+
+/* The transports found a virtio device of this id (its sysfs "device",
+ * "0x0002" for a disk). */
+static bool has_virtio_device(unsigned int id)
+{
+	DIR *d = opendir(VIRTIO_DEVICES);
+	if (!d)
+		return false;
+	struct dirent *e;
+	bool found = false;
+	while (!found && (e = readdir(d))) {
+		char path[300], text[16] = "";
+		snprintf(path, sizeof(path), VIRTIO_DEVICES "/%s/device", e->d_name);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		ssize_t n = read(fd, text, sizeof(text) - 1);
+		close(fd);
+		found = n > 0 && strtoul(text, NULL, 16) == id;
+	}
 	closedir(d);
 	return found;
 }
@@ -112,6 +138,10 @@ void load_modules(bool network, bool vsock)
 		load_list(MODULES_DIR, MODULES_NET_LIST);
 	if (vsock)
 		load_list(MODULES_DIR, MODULES_VSOCK_LIST);
+	/* Disks (--disk) and the file system most made on them: only when
+	 * the transports, loaded above, found one. */
+	if (has_virtio_device(VIRTIO_ID_BLOCK))
+		load_list(MODULES_DIR, MODULES_BLK_LIST);
 }
 
 int mkdir_p(const char *path)

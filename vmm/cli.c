@@ -15,20 +15,21 @@
 #include "arch/x86/mptable.h"
 #include "core/guest_mem.h"
 #include "vmm/config_file.h"
+#include "vmm/kconfig.h"
 #include "vmm/net_options.h"
 
 const char cli_usage[] =
 	"Usage: fsvm run [OPTIONS] [--] [CMD [ARGS...]]\n"
-	"  or:  fsvm kconfig [--net] [.config]\n"
+	"  or:  fsvm kconfig [--net] [--disk] [.config]\n"
 	"  or:  fsvm oci COMMAND ...  (an OCI runtime, also as fsvm-runtime: docs/OCI.md)\n"
 	"  or:  fsvm --help | --version\n"
 	"\n"
 	"Boots a Linux guest under KVM, runs CMD in it and exits with CMD's status\n"
 	"(else 124: timed out; 125: fsvm or the guest failed; 126: CMD not\n"
 	"executable; 127: CMD not found); without CMD, an interactive shell. `fsvm kconfig` checks a kernel's .config\n"
-	"(default ./.config) for what fsvm needs (with --net, what --net needs too)\n"
-	"and prints the missing options as a fragment to merge (exit 1 when some\n"
-	"are missing).\n"
+	"(default ./.config) for what fsvm needs (with --net and --disk, what they\n"
+	"need too) and prints the missing options as a fragment to merge (exit 1\n"
+	"when some are missing).\n"
 	"\n"
 	"options for run:\n"
 	"  --config FILE      read options from a strict JSON file (no comments, no\n"
@@ -461,10 +462,10 @@ int cli_parse_disk(char *spec, struct cli_disk *disk)
 	if (opts)
 		*opts++ = '\0';
 	size_t len = strlen(spec);
-	if (len > 3 && !strcmp(spec + len - 3, ":ro")) {
+	if (len >= 3 && !strcmp(spec + len - 3, ":ro")) {
 		spec[len - 3] = '\0';
 		disk->readonly = true;
-	} else if (len > 3 && !strcmp(spec + len - 3, ":rw")) {
+	} else if (len >= 3 && !strcmp(spec + len - 3, ":rw")) {
 		spec[len - 3] = '\0';
 	}
 	if (!*spec)
@@ -853,11 +854,17 @@ int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 	}
 	if (!strcmp(sub, "kconfig")) {
 		int first = 2;
-		cfg->kconfig_net = argc > 2 && !strcmp(argv[2], "--net");
-		first += cfg->kconfig_net;
+		for (; first < argc; first++) {
+			if (!strcmp(argv[first], "--net"))
+				cfg->kconfig_features |= KCONFIG_NET;
+			else if (!strcmp(argv[first], "--disk"))
+				cfg->kconfig_features |= KCONFIG_DISK;
+			else
+				break;
+		}
 		if (argc > first + 1 || (argc == first + 1 && argv[first][0] == '-'))
 			return cli_error(err, errlen, "%s",
-					 "kconfig: one .config at most (usage: fsvm kconfig [--net] [.config])");
+					 "kconfig: one .config at most (usage: fsvm kconfig [--net] [--disk] [.config])");
 		cfg->command = CLI_KCONFIG;
 		cfg->kconfig = argc == first + 1 ? argv[first] : ".config";
 		return 0;

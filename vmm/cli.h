@@ -91,7 +91,7 @@ struct fsvm_config {
 	const char *kernel;       /* NULL: the guest's kernel */
 	const char *modules;      /* --modules: INSTALL_MOD_PATH of the kernel's modules */
 	const char *kconfig;      /* fsvm kconfig: the .config to check */
-	bool kconfig_net;         /* and for what --net needs */
+	unsigned int kconfig_features; /* and for what these need (KCONFIG_NET...) */
 	const char *initrd;       /* NULL: the guest's initramfs */
 	const char *cmdline;      /* appended to the kernel command line */
 	char cmdline_buf[CLI_CMDLINE_MAX]; /* --append values, joined */

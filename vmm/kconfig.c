@@ -12,27 +12,29 @@ struct need {
 	const char *options[2];
 	bool module_ok; /* a module will do: fsvm's init loads it */
 	const char *why;
-	bool net; /* only for --net */
+	unsigned int only; /* only for these (KCONFIG_NET, KCONFIG_DISK); 0: always */
 };
 
 static const struct need needs[] = {
-	{{"CONFIG_64BIT"}, false, "fsvm enters the kernel's 64-bit entry", false},
-	{{"CONFIG_BLK_DEV_INITRD"}, false, "fsvm's init comes in an initramfs", false},
-	{{"CONFIG_DEVTMPFS"}, false, "the init mounts /dev", false},
-	{{"CONFIG_TMPFS"}, false, "the root overlay's upper layer, /run, /tmp", false},
-	{{"CONFIG_SERIAL_8250"}, false, "the consoles are 16550A UARTs", false},
-	{{"CONFIG_SERIAL_8250_CONSOLE"}, false, "the kernel console on ttyS1", false},
-	{{"CONFIG_PCI"}, false, "virtio-pci, the default transport", false},
+	{{"CONFIG_64BIT"}, false, "fsvm enters the kernel's 64-bit entry", 0},
+	{{"CONFIG_BLK_DEV_INITRD"}, false, "fsvm's init comes in an initramfs", 0},
+	{{"CONFIG_DEVTMPFS"}, false, "the init mounts /dev", 0},
+	{{"CONFIG_TMPFS"}, false, "the root overlay's upper layer, /run, /tmp", 0},
+	{{"CONFIG_SERIAL_8250"}, false, "the consoles are 16550A UARTs", 0},
+	{{"CONFIG_SERIAL_8250_CONSOLE"}, false, "the kernel console on ttyS1", 0},
+	{{"CONFIG_PCI"}, false, "virtio-pci, the default transport", 0},
 	{{"CONFIG_VIRTIO_PCI", "CONFIG_VIRTIO_MMIO"}, true,
-	 "the shares are virtio devices (--transport mmio: CONFIG_VIRTIO_MMIO and CONFIG_ACPI)", false},
-	{{"CONFIG_FUSE_FS"}, true, "virtio-fs is FUSE", false},
-	{{"CONFIG_VIRTIO_FS"}, true, "the shares, the root among them", false},
-	{{"CONFIG_FUSE_DAX"}, false, "file data mapped from the host (--dax)", false},
-	{{"CONFIG_OVERLAY_FS"}, true, "the throwaway overlay on the root", false},
-	{{"CONFIG_INET"}, false, "--net: the guest's TCP/IP", true},
-	{{"CONFIG_PACKET"}, false, "--net: the init's DHCP client", true},
-	{{"CONFIG_NETDEVICES"}, false, "--net: network device drivers", true},
-	{{"CONFIG_VIRTIO_NET"}, true, "--net: eth0 is a virtio-net device", true},
+	 "the shares are virtio devices (--transport mmio: CONFIG_VIRTIO_MMIO and CONFIG_ACPI)", 0},
+	{{"CONFIG_FUSE_FS"}, true, "virtio-fs is FUSE", 0},
+	{{"CONFIG_VIRTIO_FS"}, true, "the shares, the root among them", 0},
+	{{"CONFIG_FUSE_DAX"}, false, "file data mapped from the host (--dax)", 0},
+	{{"CONFIG_OVERLAY_FS"}, true, "the throwaway overlay on the root", 0},
+	{{"CONFIG_INET"}, false, "--net: the guest's TCP/IP", KCONFIG_NET},
+	{{"CONFIG_PACKET"}, false, "--net: the init's DHCP client", KCONFIG_NET},
+	{{"CONFIG_NETDEVICES"}, false, "--net: network device drivers", KCONFIG_NET},
+	{{"CONFIG_VIRTIO_NET"}, true, "--net: eth0 is a virtio-net device", KCONFIG_NET},
+	{{"CONFIG_BLOCK"}, false, "--disk: the block layer", KCONFIG_DISK},
+	{{"CONFIG_VIRTIO_BLK"}, true, "--disk: /dev/vda... are virtio-blk devices", KCONFIG_DISK},
 };
 
 #define MAX_VALUE 8
@@ -83,7 +85,13 @@ static bool satisfied(const struct need *nd, const struct option_value *vals,
 	return false;
 }
 
-int kconfig_check(const char *path, bool net, FILE *out, FILE *err)
+static bool wanted(const struct need *nd, unsigned int features)
+{
+	return (nd->only & features) == nd->only;
+}
+
+int kconfig_check(const char *path, unsigned int features, FILE *out,
+		  FILE *err)
 {
 	enum { NR_NEEDS = sizeof(needs) / sizeof(needs[0]) };
 	struct option_value vals[2 * NR_NEEDS];
@@ -109,7 +117,7 @@ int kconfig_check(const char *path, bool net, FILE *out, FILE *err)
 
 	int missing = 0;
 	for (size_t i = 0; i < NR_NEEDS; i++) {
-		if ((needs[i].net && !net) || satisfied(&needs[i], vals, n))
+		if (!wanted(&needs[i], features) || satisfied(&needs[i], vals, n))
 			continue;
 		if (!missing++)
 			fprintf(out,
@@ -121,7 +129,7 @@ int kconfig_check(const char *path, bool net, FILE *out, FILE *err)
 	int modules = 0;
 	for (size_t i = 0; i < NR_NEEDS; i++)
 		for (size_t j = 0; j < 2 && needs[i].options[j]; j++)
-			if (needs[i].module_ok && (net || !needs[i].net) &&
+			if (needs[i].module_ok && wanted(&needs[i], features) &&
 			    !strcmp(value_of(vals, n, needs[i].options[j]), "m"))
 				fprintf(err, "%s %s",
 					modules++ ? "" : "fsvm: kconfig: modules (fsvm run loads them from the build tree or --modules DIR):",

@@ -4,13 +4,18 @@
 #ifndef FSVM_KCONFIG_H
 #define FSVM_KCONFIG_H
 
-#include <stdbool.h>
 #include <stdio.h>
 
-/* Reads the .config at path (with net, also for what --net needs); prints the fragment of missing options to
+/* What else the kernel is checked for, besides what every run needs. */
+#define KCONFIG_NET (1u << 0)  /* --net */
+#define KCONFIG_DISK (1u << 1) /* --disk */
+
+/* Reads the .config at path (and for what features need); prints the
+ * fragment of missing options to
  * out (nothing when none is missing) and a one-line verdict to err.
  * Returns the number of missing options, or a negative errno when the
  * file cannot be read (said on err). */
-int kconfig_check(const char *path, bool net, FILE *out, FILE *err);
+int kconfig_check(const char *path, unsigned int features, FILE *out,
+		  FILE *err);
 
 #endif

@@ -61,7 +61,7 @@ int main(int argc, char **argv)
 		print_version();
 		return 0;
 	case CLI_KCONFIG: {
-		int missing = kconfig_check(cfg.kconfig, cfg.kconfig_net, stdout, stderr);
+		int missing = kconfig_check(cfg.kconfig, cfg.kconfig_features, stdout, stderr);
 		return missing < 0 ? EXIT_VMM_ERROR : missing > 0;
 	}
 	case CLI_RUN:

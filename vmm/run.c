@@ -23,6 +23,7 @@
 #include "devices/virtio_vsock.h"
 #include "guest/protocol.h"
 #include "vmm/capabilities.h"
+#include "vmm/disks.h"
 #include "vmm/console.h"
 #include "vmm/forward_signals.h"
 #include "vmm/guest_load.h"
@@ -42,6 +43,7 @@ struct run {
 	struct shares shares;
 	struct virtio_fs_options fs_options; /* the shares, for the machine */
 	struct network net;
+	struct virtio_blk_options disks;
 	struct machine machine;
 	struct identity identity;
 	struct jail_share jail_shares[SHARES_MAX];
@@ -165,6 +167,22 @@ static int lock_down(struct run *r)
 		   : 0;
 }
 
+/* Where the guest kernel crashed, after the line that says it did: the
+ * report's first line (unless that line said it), its RIP and the first
+ * frames of its backtrace. The console showed the whole of it. */
+static void log_kernel_report(const struct kernel_report *k,
+			      const struct vm *vm)
+{
+	if (!strstr(vm->stop_reason, k->headline))
+		log_error("kernel: %s", k->headline);
+	if (k->rip[0])
+		log_error("kernel: %s", k->rip);
+	char trace[KERNEL_REPORT_FRAMES * KERNEL_REPORT_LINE_MAX];
+	kernel_report_backtrace(k, trace, sizeof(trace));
+	if (trace[0])
+		log_error("kernel: at %s", trace);
+}
+
 static int run_loop(struct run *r)
 {
 	struct vm *vm = &r->board.vm;
@@ -208,8 +226,12 @@ static int run_loop(struct run *r)
 	if (log_verbose)
 		timeline_print(&vm->timeline, stderr);
 	summary_end(r->sum, vm, &r->machine);
+	r->sum->kernel = r->con.report.seen ? &r->con.report : NULL;
 	if (vm->stop_reason[0])
 		log_error("%s", vm->stop_reason);
+	if (vm->exit_status == EXIT_VMM_ERROR && vm->stop_reason[0] &&
+	    r->con.report.seen)
+		log_kernel_report(&r->con.report, vm);
 	if (vm->exit_status == EXIT_TIMEOUT)
 		vcpus_report(vm);
 	return vm->exit_status;
@@ -387,6 +409,8 @@ int fsvm_run(const struct fsvm_config *cfg, struct run_summary *sum)
 	}
 	r->fs_options = (struct virtio_fs_options){.shares = r->shares.specs,
 						   .nr_shares = r->shares.nr};
+	if (disks_open(&r->disks, cfg))
+		return EXIT_VMM_ERROR;
 	if ((err = network_start(&r->net, &cfg->net, &why)))
 		return fail("network", why, err);
 	r->machine = (struct machine){
@@ -397,7 +421,9 @@ int fsvm_run(const struct fsvm_config *cfg, struct run_summary *sum)
 			    {r->net.enabled ? VIRTIO_NET_DEVICE_NAME : NULL,
 			     &r->net.device},
 			    {cfg->container && cfg->container->exec ? VIRTIO_VSOCK_DEVICE_NAME : NULL,
-			     &r->vsock}},
+			     &r->vsock},
+			    {r->disks.nr_disks ? VIRTIO_BLK_DEVICE_NAME : NULL,
+			     &r->disks}},
 	};
 	if (cfg->container && cfg->container->exec)
 		r->vsock = (struct virtio_vsock_options){

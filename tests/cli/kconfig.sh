@@ -39,6 +39,18 @@ run_fsvm kconfig --net "$TMP/no-net.config"
 expect_eq "no virtio-net, --net: status" 1 "$rc"
 expect_eq "no virtio-net, --net: fragment" "CONFIG_VIRTIO_NET=y" "$(printf '%s\n' "$out" | grep -v '^#')"
 
+# --disk: virtio-blk (a module will do) and the block layer, only when asked.
+run_fsvm kconfig --disk "$config"
+expect_eq "debian --disk: status" 0 "$rc"
+expect_match "debian --disk: virtio-blk a module" "modules .*CONFIG_VIRTIO_BLK" "$err"
+grep -v '^CONFIG_VIRTIO_BLK=' "$config" >"$TMP/no-blk.config"
+chmod 644 "$TMP/no-blk.config"
+run_fsvm kconfig --net "$TMP/no-blk.config"
+expect_eq "no virtio-blk, no --disk: status" 0 "$rc"
+run_fsvm kconfig --disk --net "$TMP/no-blk.config"
+expect_eq "no virtio-blk, --disk --net: status" 1 "$rc"
+expect_eq "no virtio-blk, --disk: fragment" "CONFIG_VIRTIO_BLK=y" "$(printf '%s\n' "$out" | grep -v '^#')"
+
 # A config with none of it: every option, virtio-pci first of its pair.
 echo "# CONFIG_64BIT is not set" >"$TMP/empty.config"
 chmod 644 "$TMP/empty.config"

@@ -22,6 +22,12 @@ expect_error "an option as a value" "option '--share' needs a value, not '--cpus
 expect_error "--json FILE" "--json takes its file as --json=out.json or --json-file out.json" run --json out.json --cpus 1
 expect_error "a near miss" "unknown option '--timout' .did you mean '--timeout'" run --timout 3 -- true
 expect_error "bad transport" "--transport: 'usb' is not pci or mmio" run --transport usb -- true
+expect_error "bad disk option" "--disk: 'a.img,fast' is not FILE" run --disk a.img,fast -- true
+expect_error "long disk serial" "a serial of 1 to 20" run --disk a.img,serial=123456789012345678901 -- true
+expect_error "disk on the microVM guest" "--disk: the microVM guest has no block layer" \
+	run --microvm --disk a.img -- true
+expect_error "bad gdb port" "--gdb: '70000' is not a port from 1 to 65535" run --gdb 70000 -- true
+expect_error "gdb-wait alone" "--gdb-wait: there is no --gdb to wait for" run --gdb-wait -- true
 
 # --config: a bad value is one line naming the file and the key; a file
 # that is not JSON one line naming the file and the line.

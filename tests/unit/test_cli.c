@@ -198,7 +198,7 @@ static void test_kconfig_and_modules(void **state)
 	assert_string_equal(p->cfg.kconfig, "/src/linux/.config");
 	done(p);
 	expect_error(parse("kconfig", "a", "b"),
-		     "kconfig: one .config at most (usage: fsvm kconfig [--net] [.config])");
+		     "kconfig: one .config at most (usage: fsvm kconfig [--net] [--disk] [.config])");
 	p = parse("run", "--kernel", "vmlinux", "--modules", "/tmp/mods", "--", "true");
 	expect_ok(p);
 	assert_string_equal(p->cfg.modules, "/tmp/mods");
@@ -735,6 +735,43 @@ static void test_share_rejects(void **state)
 	}
 }
 
+static void test_disk_forms(void **state)
+{
+	(void)state;
+	char a[] = "/d.img", b[] = "/d.img:ro,serial=scratch,direct",
+	     c[] = "d.img,rw,serial=x", d[] = "/dev/sdb:rw";
+	struct cli_disk disk;
+	assert_int_equal(cli_parse_disk(a, &disk), 0);
+	assert_string_equal(disk.path, "/d.img");
+	assert_false(disk.readonly || disk.direct || disk.serial[0]);
+	assert_int_equal(cli_parse_disk(b, &disk), 0);
+	assert_string_equal(disk.path, "/d.img");
+	assert_true(disk.readonly && disk.direct);
+	assert_string_equal(disk.serial, "scratch");
+	assert_int_equal(cli_parse_disk(c, &disk), 0);
+	assert_string_equal(disk.path, "d.img");
+	assert_false(disk.readonly);
+	assert_string_equal(disk.serial, "x");
+	assert_int_equal(cli_parse_disk(d, &disk), 0);
+	assert_string_equal(disk.path, "/dev/sdb");
+	assert_false(disk.readonly);
+}
+
+static void test_disk_rejects(void **state)
+{
+	(void)state;
+	const char *bad[] = {"", ":ro", ",ro", "/d,fast", "/d,serial=",
+			     "/d,serial=123456789012345678901", "/d,serial=a b",
+			     "/d,,ro", "/d,"};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *copy = strdup(bad[i]);
+		struct cli_disk disk;
+		if (cli_parse_disk(copy, &disk) != -EINVAL)
+			fail_msg("disk '%s' accepted", bad[i]);
+		free(copy);
+	}
+}
+
 static void test_share_option(void **state)
 {
 	(void)state;
@@ -1099,6 +1136,8 @@ int main(void)
 		cmocka_unit_test(test_error_truncated_to_buffer),
 		cmocka_unit_test(test_share_forms),
 		cmocka_unit_test(test_share_rejects),
+		cmocka_unit_test(test_disk_forms),
+		cmocka_unit_test(test_disk_rejects),
 		cmocka_unit_test(test_share_option),
 		cmocka_unit_test(test_id_maps),
 		cmocka_unit_test(test_share_limit),
