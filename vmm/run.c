@@ -161,7 +161,7 @@ static int lock_down(struct run *r)
 {
 	if (r->cfg->no_seccomp)
 		return 0;
-	int err = seccomp_lock_down();
+	int err = seccomp_lock_down(r->cfg->gdb != NULL);
 	return err ? log_setup_error("seccomp", "cannot load the system-call filter",
 				 err)
 		   : 0;

@@ -92,11 +92,13 @@ static const int any_arguments[] = {
  * register's upper half holds: only the lower half is compared. */
 #define COMMAND_IS(cmd) SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, (cmd))
 
-/* Allowed only when one argument passes its comparison. */
-static const struct {
+/* A call allowed only when one argument passes its comparison. */
+struct narrowed_rule {
 	int nr;
 	struct scmp_arg_cmp arg;
-} narrowed[] = {
+};
+
+static const struct narrowed_rule narrowed[] = {
 	/* Memory is never made executable: no code is loaded at run time. */
 	{SCMP_SYS(mmap), SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0)},
 	{SCMP_SYS(mprotect), SCMP_A2(SCMP_CMP_MASKED_EQ, PROT_EXEC, 0)},
@@ -126,17 +128,6 @@ static const struct {
 	 * without ACPI): its state and its interrupt flag. */
 	{SCMP_SYS(ioctl), COMMAND_IS(KVM_GET_MP_STATE)},
 	{SCMP_SYS(ioctl), COMMAND_IS(KVM_GET_REGS)},
-	/* --gdb, on its thread while the vCPUs are parked: registers (the
-	 * general ones are above), FPU/SSE, virtual addresses, breakpoints,
-	 * watchpoints and steps, and the guest's own int3 handed back. */
-	{SCMP_SYS(ioctl), COMMAND_IS(KVM_SET_REGS)},
-	{SCMP_SYS(ioctl), COMMAND_IS(KVM_GET_SREGS)},
-	{SCMP_SYS(ioctl), COMMAND_IS(KVM_SET_SREGS)},
-	{SCMP_SYS(ioctl), COMMAND_IS(KVM_GET_FPU)},
-	{SCMP_SYS(ioctl), COMMAND_IS(KVM_SET_FPU)},
-	{SCMP_SYS(ioctl), COMMAND_IS(KVM_TRANSLATE)},
-	{SCMP_SYS(ioctl), COMMAND_IS(KVM_SET_GUEST_DEBUG)},
-	{SCMP_SYS(ioctl), COMMAND_IS(KVM_SET_VCPU_EVENTS)},
 	/* A guest that timed out: where its vCPUs waited (vcpus_report). */
 	{SCMP_SYS(ioctl), COMMAND_IS(KVM_GET_VCPU_EVENTS)},
 	{SCMP_SYS(ioctl), COMMAND_IS(KVM_GET_LAPIC)},
@@ -158,7 +149,22 @@ static const struct {
 
 #define ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
 
-static int add_rules(scmp_filter_ctx ctx)
+/* --gdb only, on its thread while the vCPUs are parked: registers (the
+ * general ones are read above), FPU/SSE, virtual addresses, breakpoints,
+ * watchpoints and steps, and the guest's own int3 handed back. Without a
+ * debugger nothing may change a vCPU's state. */
+static const struct narrowed_rule debugger[] = {
+	{SCMP_SYS(ioctl), COMMAND_IS(KVM_SET_REGS)},
+	{SCMP_SYS(ioctl), COMMAND_IS(KVM_GET_SREGS)},
+	{SCMP_SYS(ioctl), COMMAND_IS(KVM_SET_SREGS)},
+	{SCMP_SYS(ioctl), COMMAND_IS(KVM_GET_FPU)},
+	{SCMP_SYS(ioctl), COMMAND_IS(KVM_SET_FPU)},
+	{SCMP_SYS(ioctl), COMMAND_IS(KVM_TRANSLATE)},
+	{SCMP_SYS(ioctl), COMMAND_IS(KVM_SET_GUEST_DEBUG)},
+	{SCMP_SYS(ioctl), COMMAND_IS(KVM_SET_VCPU_EVENTS)},
+};
+
+static int add_rules(scmp_filter_ctx ctx, bool debugger_attached)
 {
 	int err = 0;
 	for (size_t i = 0; !err && i < ARRAY_LEN(any_arguments); i++)
@@ -166,6 +172,9 @@ static int add_rules(scmp_filter_ctx ctx)
 	for (size_t i = 0; !err && i < ARRAY_LEN(narrowed); i++)
 		err = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW,
 					     narrowed[i].nr, 1, &narrowed[i].arg);
+	for (size_t i = 0; debugger_attached && !err && i < ARRAY_LEN(debugger); i++)
+		err = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW,
+					     debugger[i].nr, 1, &debugger[i].arg);
 	/* glibc's first pthread_create installs the handler of its own
 	 * set-id signal (SIGSETXID, the kernel's signal 33): no other. */
 	if (!err)
@@ -183,7 +192,7 @@ static int add_rules(scmp_filter_ctx ctx)
 	return err;
 }
 
-int seccomp_lock_down(void)
+int seccomp_lock_down(bool debugger)
 {
 	/* Nothing fsvm runs from now on may gain privileges (no set-uid
 	 * exec), which also lets an unprivileged process load the filter. */
@@ -198,7 +207,7 @@ int seccomp_lock_down(void)
 		err = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH,
 				       SCMP_ACT_KILL_PROCESS);
 	if (!err)
-		err = add_rules(ctx);
+		err = add_rules(ctx, debugger);
 	if (!err)
 		err = seccomp_load(ctx);
 	seccomp_release(ctx);

@@ -35,6 +35,7 @@ run_fsvm run --timeout 600 --disk "$img" -- sh -c '
 	set -e
 	mount /dev/vda /mnt
 	rm /mnt/big
+	sync # blocks are free once the journal has committed their release
 	fstrim /mnt
 	umount /mnt'
 expect_status "trim: status" 0 "$rc"
@@ -79,7 +80,8 @@ wait "$first"
 
 expect_error "missing image" "^fsvm: --disk $TMP/none.img: cannot open it: No such file or directory" \
 	run --disk "$TMP/none.img" -- true
-expect_error "a folder" "not a regular file or a block device" run --disk "$TMP/mark" -- true
+expect_error "a folder" "^fsvm: --disk $TMP/mark: cannot open it: Is a directory" run --disk "$TMP/mark" -- true
+expect_error "a character device" "not a regular file or a block device" run --disk /dev/null -- true
 : >"$TMP/empty.img" && give_to_test_user "$TMP/empty.img"
 expect_error "empty image" "smaller than one 512-byte sector" run --disk "$TMP/empty.img" -- true
 chmod 444 "$TMP/second.img"

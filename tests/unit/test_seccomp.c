@@ -164,7 +164,7 @@ static int run_forbidden(void *arg)
 	const struct forbidden *f = arg;
 	/* Learnt first: getppid() is not allowed under the filter. */
 	pid_t parent = getppid();
-	if (seccomp_lock_down())
+	if (seccomp_lock_down(false))
 		return NOT_LOCKED_DOWN;
 	f->call(parent);
 	return SURVIVED;
@@ -197,7 +197,7 @@ static int run_earlier_thread(void *arg)
 	pthread_t thread;
 	if (go < 0 || pthread_create(&thread, NULL, socket_when_told, &go))
 		return 1;
-	if (seccomp_lock_down())
+	if (seccomp_lock_down(false))
 		return NOT_LOCKED_DOWN;
 	uint64_t one = 1;
 	if (write(go, &one, sizeof(one)) != sizeof(one))
@@ -248,7 +248,7 @@ static bool filter_shown_in_status(void)
 static int run_allowed_work(void *arg)
 {
 	(void)arg;
-	if (seccomp_lock_down())
+	if (seccomp_lock_down(false))
 		return NOT_LOCKED_DOWN;
 	EXPECT(filter_shown_in_status());
 	pthread_t thread;
@@ -417,7 +417,7 @@ static int run_fuse_session(void *arg)
 	/* Learnt first: getuid() is not allowed under the filter. */
 	uid_t uid = getuid();
 	gid_t gid = getgid();
-	if (seccomp_lock_down())
+	if (seccomp_lock_down(false))
 		return NOT_LOCKED_DOWN;
 
 	struct fuse_init_in init = {.major = FUSE_KERNEL_VERSION, .minor = 38,
@@ -647,7 +647,7 @@ static int run_blk_device(void *arg)
 	EXPECT(vq.kick_fd >= 0 && vq.call_fd >= 0);
 	EXPECT(split_ring_init(&vq.ring, &mem, BLK_QSIZE, 0, 0x1000, 0x2000,
 			       true, false) == 0);
-	if (seccomp_lock_down())
+	if (seccomp_lock_down(false))
 		return NOT_LOCKED_DOWN;
 
 	EXPECT(b.dev.activate(b.dev.opaque, &vq, 1,

@@ -1379,7 +1379,7 @@ static void test_under_the_filter(void **state)
 		setenv("CMOCKA_TEST_ABORT", "1", 1);
 		queues_open(r);
 		int fd = host_connect(r);
-		if (seccomp_lock_down())
+		if (seccomp_lock_down(false))
 			_exit(100);
 		activate(r);
 		drv_rx_post_all(r);
