@@ -118,42 +118,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	(void)argv;
 	/* As fsvm (vmm/run.c): a write to a closed peer fails, not kills. */
 	signal(SIGPIPE, SIG_IGN);
-	/* One CPU for this thread and the device's, which inherits it: a
-	 * wake-up of a thread on the waker's own CPU is done before the
-	 * write that makes it returns, so a device thread seen asleep has
-	 * nothing left to do. */
-	cpu_set_t one;
-	CPU_ZERO(&one);
-	CPU_SET(sched_getcpu(), &one);
-	if (sched_setaffinity(0, sizeof(one), &one))
-		abort();
+	pin_to_this_cpu(); /* a device thread seen asleep is idle */
 	ram = guarded_alloc(RAM_SIZE);
 	if (guest_mem_add(&mem, 0, RAM_SIZE, ram))
 		abort();
 	return 0;
-}
-
-struct input {
-	const uint8_t *p;
-	size_t left;
-};
-
-static uint8_t get8(struct input *in)
-{
-	if (!in->left)
-		return 0;
-	in->left--;
-	return *in->p++;
-}
-
-static uint16_t get16(struct input *in)
-{
-	return (uint16_t)(get8(in) | get8(in) << 8);
-}
-
-static uint32_t get32(struct input *in)
-{
-	return get16(in) | (uint32_t)get16(in) << 16;
 }
 
 static uint64_t now_ns(void)

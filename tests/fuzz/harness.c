@@ -223,3 +223,35 @@ void fuzz_fail(const char *file, int line, const char *cond, const char *fmt,
 	fputc('\n', stderr);
 	abort();
 }
+
+void pin_to_this_cpu(void)
+{
+	cpu_set_t one;
+	CPU_ZERO(&one);
+	CPU_SET(sched_getcpu(), &one);
+	if (sched_setaffinity(0, sizeof(one), &one))
+		abort();
+}
+
+uint8_t get8(struct input *in)
+{
+	if (!in->left)
+		return 0;
+	in->left--;
+	return *in->p++;
+}
+
+uint16_t get16(struct input *in)
+{
+	return (uint16_t)(get8(in) | get8(in) << 8);
+}
+
+uint32_t get32(struct input *in)
+{
+	return get16(in) | (uint32_t)get16(in) << 16;
+}
+
+uint64_t get64(struct input *in)
+{
+	return get32(in) | (uint64_t)get32(in) << 32;
+}

@@ -54,6 +54,24 @@ void resources_check(const char *target, struct resources before);
  * and returns that thread's id; aborts if none came. */
 int started_thread(int (*start)(void *arg), void *arg);
 
+/* Pins this thread, and the threads it starts, to the CPU it runs on: a
+ * wake-up of a thread on the waker's own CPU is done before the write
+ * that makes it returns (on another it may be queued for later), so a
+ * device thread seen asleep has nothing left to do but what is in
+ * flight. Aborts when it cannot. */
+void pin_to_this_cpu(void);
+
+/* An input read front to back, little-endian; past its end, zeroes. */
+struct input {
+	const uint8_t *p;
+	size_t left;
+};
+
+uint8_t get8(struct input *in);
+uint16_t get16(struct input *in);
+uint32_t get32(struct input *in);
+uint64_t get64(struct input *in);
+
 /* True while thread tid sleeps in epoll_wait: a device thread waiting for
  * work, once what it waits for comes only from the caller. */
 bool thread_waits_in_epoll(int tid);
