@@ -248,11 +248,6 @@ static void fs_wait_for_answers(void)
 	}
 }
 
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
 /* A write to Status: which device, and the value. */
 struct status_write {
 	unsigned int device; /* DEVICES: none */
@@ -287,19 +282,19 @@ static size_t run_op(const uint8_t *p, size_t left, struct status_write *w)
 	case 0:
 		if (left < 3)
 			return 0;
-		bus_access(&bus, page + get16(p + 1), false, &v, width);
+		bus_access(&bus, page + le16_at(p + 1), false, &v, width);
 		return 3;
 	case 1:
 		if (left < 11)
 			return 0;
 		memcpy(&v, p + 3, 8);
-		bus_access(&bus, page + get16(p + 1), true, &v, width);
-		*w = status_write_at(d, get16(p + 1), width, p + 3);
+		bus_access(&bus, page + le16_at(p + 1), true, &v, width);
+		*w = status_write_at(d, le16_at(p + 1), width, p + 3);
 		return 11;
 	case 3: {
 		if (left < 4 || left - 4 < p[3])
 			return 0;
-		uint16_t off = get16(p + 1);
+		uint16_t off = le16_at(p + 1);
 		memcpy(ram[(op >> 3) & 1] + off, p + 4,
 		       p[3] < RAM_SIZE - off ? p[3] : RAM_SIZE - off);
 		return 4 + (size_t)p[3];

@@ -223,11 +223,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 static const unsigned int widths[4] = {1, 2, 4, 8};
 
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
 /* Runs the operation at p (left bytes there); returns its length, or 0
  * when the input ends inside it. */
 static size_t run_op(const uint8_t *p, size_t left)
@@ -248,7 +243,7 @@ static size_t run_op(const uint8_t *p, size_t left)
 			memcpy(&v, p + len - 4, 4);
 		uint16_t port = (uint16_t)(0xcf4 + p[1] % 16);
 		if (doorbells)
-			port = (uint16_t)(notify_port(d) + get16(p + 1));
+			port = (uint16_t)(notify_port(d) + le16_at(p + 1));
 		bus_access(&vm.pio, port, is_write, &v, narrow);
 		return len;
 	}
@@ -267,17 +262,17 @@ static size_t run_op(const uint8_t *p, size_t left)
 		if (left < 11)
 			return 0;
 		memcpy(&v, p + 3, 8);
-		bar0_write(d, get16(p + 1), v, width);
+		bar0_write(d, le16_at(p + 1), v, width);
 		return 11;
 	case 4:
 		if (left < 3)
 			return 0;
-		bar0_read(d, get16(p + 1), width);
+		bar0_read(d, le16_at(p + 1), width);
 		return 3;
 	case 5: {
 		if (left < 4 || left - 4 < p[3])
 			return 0;
-		uint16_t off = get16(p + 1);
+		uint16_t off = le16_at(p + 1);
 		memcpy(ram + off, p + 4, p[3] < RAM_SIZE - off ? p[3] : RAM_SIZE - off);
 		return 4 + (size_t)p[3];
 	}

@@ -255,3 +255,8 @@ uint64_t get64(struct input *in)
 {
 	return get32(in) | (uint64_t)get32(in) << 32;
 }
+
+uint16_t le16_at(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | p[1] << 8);
+}

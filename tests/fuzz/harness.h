@@ -72,6 +72,9 @@ uint16_t get16(struct input *in);
 uint32_t get32(struct input *in);
 uint64_t get64(struct input *in);
 
+/* The little-endian 16 bits at p (the caller checked both are there). */
+uint16_t le16_at(const uint8_t *p);
+
 /* True while thread tid sleeps in epoll_wait: a device thread waiting for
  * work, once what it waits for comes only from the caller. */
 bool thread_waits_in_epoll(int tid);
