@@ -2,7 +2,9 @@
  * served by one thread of its own between DRIVER_OK and reset, which
  * relays streams between the guest and host UNIX stream sockets. Each
  * connection accepted on the listening socket is offered to the guest
- * (OP_REQUEST to its port); once answered, bytes go both ways under the
+ * (OP_REQUEST to its port), and the guest's one request to the port the
+ * options name gets their connected socket; once answered, bytes go both
+ * ways under the
  * credit protocol: host bytes are read straight into the guest's receive
  * buffers, never more than the guest has room for, and the guest's are
  * written straight from its buffers, what the host socket cannot take yet
@@ -110,7 +112,8 @@ static bool wants_rx(const struct vsock_conn *c)
 	case VSOCK_CONN_CONNECTING:
 		return c->request_owed;
 	case VSOCK_CONN_ESTABLISHED:
-		return c->credit_update_owed || can_read_host(c);
+		return c->response_owed || c->credit_update_owed ||
+		       can_read_host(c);
 	case VSOCK_CONN_CLOSING:
 		return true; /* its RST */
 	default:
@@ -253,15 +256,43 @@ static void to_host(struct virtio_vsock *v, struct vsock_conn *c,
 static struct vsock_conn *conn_find(struct virtio_vsock *v, uint32_t host_port,
 				    uint32_t guest_port)
 {
-	if (guest_port != v->guest_port)
-		return NULL;
 	for (unsigned int i = 0; i < VIRTIO_VSOCK_MAX_CONNS; i++) {
 		struct vsock_conn *c = &v->conns[i];
 		if (c->state != VSOCK_CONN_FREE && c->request_sent &&
-		    c->host_port == host_port)
+		    c->host_port == host_port && c->guest_port == guest_port)
 			return c;
 	}
 	return NULL;
+}
+
+/* A free slot for a stream on host socket fd, watched from now on; NULL
+ * (fd closed) when there is none. */
+static struct vsock_conn *conn_new(struct virtio_vsock *v, int fd)
+{
+	if (v->nr_conns == VIRTIO_VSOCK_MAX_CONNS) {
+		close(fd);
+		count(v, VSOCK_REFUSED_FULL, 1);
+		return NULL;
+	}
+	unsigned int slot = 0;
+	while (v->conns[slot].state != VSOCK_CONN_FREE)
+		slot++;
+	/* Edge-triggered: waited on once for good, no epoll_ctl as
+	 * interest changes; readiness is kept in readable and writable,
+	 * first assumed and then tried. */
+	struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
+				 .data.u32 = CONN_TAG + slot};
+	if (epoll_ctl(v->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		log_error("virtio-vsock: epoll_ctl: %s", strerror(errno));
+		count(v, VSOCK_HOST_ERRORS, 1);
+		close(fd);
+		return NULL;
+	}
+	struct vsock_conn *c = &v->conns[slot];
+	*c = (struct vsock_conn){.fd = fd, .readable = true, .writable = true};
+	v->nr_conns++;
+	count(v, VSOCK_CONNECTIONS, 1);
+	return c;
 }
 
 /* The next host port no stream has. */
@@ -298,33 +329,35 @@ static void accept_all(struct virtio_vsock *v)
 			}
 			return;
 		}
-		if (v->nr_conns == VIRTIO_VSOCK_MAX_CONNS) {
-			close(fd);
-			count(v, VSOCK_REFUSED_FULL, 1);
+		struct vsock_conn *c = conn_new(v, fd);
+		if (!c)
 			continue;
-		}
-		unsigned int slot = 0;
-		while (v->conns[slot].state != VSOCK_CONN_FREE)
-			slot++;
-		/* Edge-triggered: waited on once for good, no epoll_ctl as
-		 * interest changes; readiness is kept in readable and
-		 * writable, first assumed and then tried. */
-		struct epoll_event ev = {
-			.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET,
-			.data.u32 = CONN_TAG + slot};
-		if (epoll_ctl(v->epoll_fd, EPOLL_CTL_ADD, fd, &ev) < 0) {
-			log_error("virtio-vsock: epoll_ctl: %s", strerror(errno));
-			count(v, VSOCK_HOST_ERRORS, 1);
-			close(fd);
-			continue;
-		}
-		v->conns[slot] = (struct vsock_conn){
-			.state = VSOCK_CONN_CONNECTING, .fd = fd,
-			.host_port = new_host_port(v), .readable = true,
-			.writable = true, .request_owed = true};
-		v->nr_conns++;
-		count(v, VSOCK_CONNECTIONS, 1);
+		c->state = VSOCK_CONN_CONNECTING;
+		c->host_port = new_host_port(v);
+		c->guest_port = v->guest_port;
+		c->request_owed = true;
 	}
+}
+
+/* The guest's REQUEST h for no stream: the one it may open becomes a
+ * stream, answered with the next receive buffer; false for any other. */
+static bool guest_opens(struct virtio_vsock *v, const struct virtio_vsock_hdr *h)
+{
+	if (v->connect_fd < 0 || le32toh(h->dst_port) != v->connect_port)
+		return false;
+	int fd = v->connect_fd;
+	v->connect_fd = -1; /* once: the stream's, or closed */
+	struct vsock_conn *c = conn_new(v, fd);
+	if (!c)
+		return false;
+	c->state = VSOCK_CONN_ESTABLISHED;
+	c->host_port = v->connect_port;
+	c->guest_port = le32toh(h->src_port);
+	c->request_sent = true; /* the guest knows this stream */
+	c->response_owed = true;
+	c->guest_buf_alloc = le32toh(h->buf_alloc);
+	c->guest_fwd_cnt = le32toh(h->fwd_cnt);
+	return true;
 }
 
 /* ---- from the guest (transmit) ---- */
@@ -433,6 +466,8 @@ static void tx_packet(struct virtio_vsock *v, const struct desc_chain *ch)
 		return;
 	}
 	if (!c) {
+		if (op == VIRTIO_VSOCK_OP_REQUEST && !len && guest_opens(v, &h))
+			return;
 		if (op == VIRTIO_VSOCK_OP_REQUEST)
 			count(v, VSOCK_GUEST_REQUESTS, 1);
 		else if (op < VIRTIO_VSOCK_OP_REQUEST ||
@@ -547,7 +582,7 @@ static struct virtio_vsock_hdr hdr_for(uint32_t host_port, uint32_t guest_port,
 static void rx_push_conn(struct virtio_vsock *v, struct vsock_conn *c,
 			 uint16_t op, uint32_t flags, size_t len)
 {
-	struct virtio_vsock_hdr h = hdr_for(c->host_port, v->guest_port,
+	struct virtio_vsock_hdr h = hdr_for(c->host_port, c->guest_port,
 					    VIRTIO_VSOCK_TYPE_STREAM, op);
 	h.len = htole32((uint32_t)len);
 	h.flags = htole32(flags);
@@ -573,6 +608,11 @@ static bool rx_conn(struct virtio_vsock *v, struct vsock_conn *c)
 		rx_push_conn(v, c, VIRTIO_VSOCK_OP_REQUEST, 0, 0);
 		c->request_owed = false;
 		c->request_sent = true;
+		return true;
+	}
+	if (c->response_owed) { /* before any byte of the stream */
+		rx_push_conn(v, c, VIRTIO_VSOCK_OP_RESPONSE, 0, 0);
+		c->response_owed = false;
 		return true;
 	}
 	size_t room = iov_length(s->chain.writable, s->chain.nr_writable) - HDR_LEN;
@@ -692,7 +732,8 @@ static bool serve(struct virtio_vsock *v)
 static void *virtio_vsock_main(void *arg)
 {
 	struct virtio_vsock *v = arg;
-	accept_all(v);
+	if (v->listen_fd >= 0)
+		accept_all(v);
 	bool more = serve(v);
 	for (;;) {
 		struct epoll_event evs[16];
@@ -787,9 +828,9 @@ static void virtio_vsock_reset(void *opaque)
 	v->nr_rsts = v->rst_start = 0;
 }
 
-/* The listening socket o names, checked once: a stream socket of
- * AF_UNIX that listens. */
-static int check_listener(int fd)
+/* A socket o names, checked once: a stream socket of AF_UNIX that
+ * listens (or, for the guest's stream, does not), made non-blocking. */
+static int check_socket(int fd, bool listener)
 {
 	int domain, type, listening;
 	socklen_t len = sizeof(int);
@@ -797,10 +838,10 @@ static int check_listener(int fd)
 	    getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) < 0 ||
 	    getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) < 0)
 		return -errno;
-	if (domain != AF_UNIX || type != SOCK_STREAM || !listening)
+	if (domain != AF_UNIX || type != SOCK_STREAM || !listening != !listener)
 		return -EINVAL;
-	/* accept4 must never block the thread: a connection that went
-	 * between the wake-up and the call leaves nothing to take. */
+	/* No call may block the thread: a connection that went between
+	 * the wake-up and accept4 leaves nothing to take. */
 	int fl = fcntl(fd, F_GETFL);
 	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0)
 		return -errno;
@@ -813,10 +854,16 @@ int virtio_vsock_create(struct virtio_vsock *v,
 	memset(v, 0, sizeof(*v));
 	v->listen_fd = o->listen_fd;
 	v->guest_port = o->guest_port;
+	v->connect_fd = o->connect_fd;
+	v->connect_port = o->connect_port;
 	v->stop_fd = v->epoll_fd = -1;
-	if (o->guest_port == UINT32_MAX) /* VMADDR_PORT_ANY */
+	if ((o->listen_fd < 0 && o->connect_fd < 0) ||
+	    (o->listen_fd >= 0 && o->guest_port == UINT32_MAX) || /* VMADDR_PORT_ANY */
+	    (o->connect_fd >= 0 && o->connect_port >= VIRTIO_VSOCK_FIRST_HOST_PORT))
 		return -EINVAL;
-	int err = check_listener(o->listen_fd);
+	int err = o->listen_fd >= 0 ? check_socket(o->listen_fd, true) : 0;
+	if (!err && o->connect_fd >= 0)
+		err = check_socket(o->connect_fd, false);
 	if (err)
 		return err;
 	v->config.guest_cid = htole64(VIRTIO_VSOCK_GUEST_CID);
@@ -836,7 +883,8 @@ int virtio_vsock_create(struct virtio_vsock *v,
 	struct epoll_event listener = {.events = EPOLLIN | EPOLLET,
 				       .data.u32 = TAG_LISTENER};
 	if (epoll_ctl(v->epoll_fd, EPOLL_CTL_ADD, v->stop_fd, &stop) < 0 ||
-	    epoll_ctl(v->epoll_fd, EPOLL_CTL_ADD, v->listen_fd, &listener) < 0)
+	    (v->listen_fd >= 0 &&
+	     epoll_ctl(v->epoll_fd, EPOLL_CTL_ADD, v->listen_fd, &listener) < 0))
 		return -errno;
 	v->dev = (struct virtio_dev){
 		.device_id = VIRTIO_ID_VSOCK,
@@ -874,7 +922,7 @@ static int virtio_vsock_add(struct machine *m)
 	const struct virtio_vsock_options *o =
 		machine_options(m, VIRTIO_VSOCK_DEVICE_NAME);
 	if (!o)
-		return 0; /* no listener: no device */
+		return 0; /* no stream to serve: no device */
 	struct virtio_vsock *v = calloc(1, sizeof(*v));
 	if (!v)
 		return -ENOMEM;

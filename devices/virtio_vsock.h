@@ -1,9 +1,10 @@
 /* The virtio-vsock device (virtio 1.2, 5.10) with UNIX stream sockets on
- * the host's side, as Firecracker's "hybrid vsock", but only the host
- * connects: each connection accepted on a listening socket becomes a
- * stream to one port of the guest (what a runtime's exec needs: the host
- * reaches a service the guest runs). The guest connects to nothing: its
- * requests are refused. */
+ * the host's side, as Firecracker's "hybrid vsock". The host connects:
+ * each connection accepted on a listening socket becomes a stream to one
+ * port of the guest (what a runtime's exec needs: the host reaches a
+ * service the guest runs). The guest may open one stream of its own, to
+ * the one host port the options name, once (fsvm's stdin, which the
+ * guest takes when it is ready for it); its other requests are refused. */
 #ifndef FSVM_VIRTIO_VSOCK_H
 #define FSVM_VIRTIO_VSOCK_H
 
@@ -30,19 +31,25 @@
 /* The first host port a stream gets: below are the privileged ones. */
 #define VIRTIO_VSOCK_FIRST_HOST_PORT 1024u
 
-/* The type's options: one device. */
+/* The type's options: one device, with a listener, a stream for the
+ * guest to open, or both. */
 struct virtio_vsock_options {
 	/* An AF_UNIX stream socket, bound and listening (made before the
-	 * jail and the filter, which allow no socket of fsvm's own); the
-	 * device's from add on, and made non-blocking. */
+	 * jail and the filter, which allow no socket of fsvm's own), or -1;
+	 * the device's from add on, and made non-blocking. */
 	int listen_fd;
 	/* The guest's port each host connection is a stream to. */
 	uint32_t guest_port;
+	/* A connected AF_UNIX stream socket the guest's connection to host
+	 * port connect_port (below VIRTIO_VSOCK_FIRST_HOST_PORT) becomes,
+	 * or -1; the device's from add on, and made non-blocking. */
+	int connect_fd;
+	uint32_t connect_port;
 };
 
 /* What the device counts, for -v and --json. rx: to the guest. */
 enum virtio_vsock_counter {
-	VSOCK_CONNECTIONS,	   /* host connections offered to the guest */
+	VSOCK_CONNECTIONS,	   /* streams: host connections offered, the guest's own taken */
 	VSOCK_RX_BYTES,		   /* from the host sockets to the guest */
 	VSOCK_TX_BYTES,		   /* from the guest to the host sockets */
 	VSOCK_REFUSED_FULL,	   /* closed at once: VIRTIO_VSOCK_MAX_CONNS */
@@ -69,11 +76,12 @@ enum vsock_conn_state {
 struct vsock_conn {
 	enum vsock_conn_state state;
 	int fd;
-	uint32_t host_port;
+	uint32_t host_port, guest_port;
 	/* Edge-triggered readiness, as last seen: set by epoll, cleared by
 	 * EAGAIN. */
 	bool readable, writable;
 	bool request_owed, request_sent;
+	bool response_owed; /* to the guest's REQUEST */
 	bool credit_update_owed;
 	bool host_eof;		  /* the host sent its last byte: SHUTDOWN sent */
 	bool guest_done_sending;  /* its SHUTDOWN's SEND flag */
@@ -100,6 +108,9 @@ struct virtio_vsock {
 	struct virtio_vsock_config config;
 	int listen_fd;
 	uint32_t guest_port;
+	/* The stream the guest may open, until it has (then -1). */
+	int connect_fd;
+	uint32_t connect_port;
 	/* While live (DRIVER_OK to reset): the queues and the thread that
 	 * serves them and every stream. */
 	struct virtio_queue *rxq, *txq;

@@ -26,6 +26,7 @@
 #include "guest/protocol.h"
 #include "guest/signals.h"
 #include "guest/spec.h"
+#include "guest/stdin_relay.h"
 
 #define TAINT_DIE_BIT 7 /* include/linux/panic.h: TAINT_DIE */
 
@@ -57,6 +58,17 @@ static void mount_basics(void)
 			  mounts[i].flags, mounts[i].opts) < 0 && errno != EBUSY)
 			warn(mounts[i].target);
 	}
+	/* What udev would add and scripts name: `cmd /dev/stdin`, bash's
+	 * process substitution (/dev/fd). devtmpfs has none of them. */
+	static const char *const links[][2] = {
+		{"/dev/fd", "/proc/self/fd"},
+		{"/dev/stdin", "/proc/self/fd/0"},
+		{"/dev/stdout", "/proc/self/fd/1"},
+		{"/dev/stderr", "/proc/self/fd/2"},
+	};
+	for (size_t i = 0; i < sizeof(links) / sizeof(links[0]); i++)
+		if (symlink(links[i][1], links[i][0]) < 0 && errno != EEXIST)
+			warn(links[i][0]);
 }
 
 /* The user's terminal size, as fsvm saw it, on the guest's console: a
@@ -80,8 +92,9 @@ static void set_size(int tty)
 }
 
 /* stdin/stdout on ttyS0, stderr on ttyS1. Non-interactive runs get raw
- * ttys (bytes pass unchanged) and an empty stdin. An interactive one has
- * the terminal for all three, as a login does: shells prompt on stderr,
+ * ttys (bytes pass unchanged) and an empty stdin (fsvm's, if it streams,
+ * replaces it later: guest/stdin_relay.c). An interactive one has the
+ * terminal for all three, as a login does: shells prompt on stderr,
  * and fsvm's stderr need not be the terminal (kernel messages stay on
  * ttyS1). */
 static void setup_stdio(int interactive)
@@ -391,7 +404,8 @@ int main(void)
 	bool container = access("/" GUEST_SPEC_FSMOUNTS, F_OK) == 0;
 	bool forwarding = access("/" GUEST_SPEC_SIGNALS, F_OK) == 0;
 	bool exec = forwarding && access("/" GUEST_SPEC_EXEC, F_OK) == 0;
-	load_modules(net.wanted, exec);
+	bool stdin_streams = access("/" GUEST_SPEC_STDIN, F_OK) == 0;
+	load_modules(net.wanted, exec || stdin_streams);
 	mark(GUEST_MARK_MODULES);
 	/* fsvm sends signals from GUEST_MARK_COMMAND on; the tty is the
 	 * init's, out of a container's reach after the root switch. */
@@ -413,6 +427,9 @@ int main(void)
 		chdir("/");
 	}
 
+	/* Last: the relay it forks has nothing of the set-up to wait for. */
+	if (stdin_streams && stdin_relay_start() < 0)
+		report(EXIT_SETUP_FAILED);
 	mark(GUEST_MARK_COMMAND);
 
 	pid_t child = fork();

@@ -112,6 +112,12 @@
  * SIGNAL. The guest sends STDOUT and STDERR, then EXIT last (or, before
  * START is answered, ERROR: one line, and the stream ends). */
 #define GUEST_SPEC_EXEC GUEST_SPEC_DIR "/exec"
+/* Present: fsvm's stdin is the command's. The init connects to the host
+ * (CID 2) on vsock port GUEST_STDIN_PORT and gives the command a pipe of
+ * what comes, to the stream's end. The port is below those of the
+ * device's own streams (VIRTIO_VSOCK_FIRST_HOST_PORT, 1024 on). */
+#define GUEST_SPEC_STDIN GUEST_SPEC_DIR "/stdin"
+#define GUEST_STDIN_PORT 1023
 #define GUEST_EXEC_PORT 1024
 #define GUEST_EXEC_FRAME_MAX 65536
 enum guest_exec_frame {

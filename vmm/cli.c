@@ -108,6 +108,11 @@ const char cli_usage[] =
 	"  --gdb-wait         with --gdb, the guest waits for gdb before its first\n"
 	"                     instruction\n"
 	"  --timeout SECONDS  stop the guest after this long and exit 124\n"
+	"  --stdin MODE       auto (default): when fsvm's stdin is a pipe or a file,\n"
+	"                     CMD reads it as a pipe, streamed to its end (a terminal\n"
+	"                     is CMD's terminal when stdout is one too, Ctrl-A x\n"
+	"                     ending the VM, else CMD's stdin is empty); none:\n"
+	"                     CMD's stdin is empty\n"
 	"  --json[=FILE]      on exit, print one JSON object (exit status and its\n"
 	"                     meaning, boot timings, requests per share, peak memory)\n"
 	"                     on stdout after CMD's output, or write it to FILE\n"
@@ -203,7 +208,8 @@ enum { OPT_KERNEL = 256, OPT_MODULES, OPT_INITRD, OPT_CPUS, OPT_MEM,
        OPT_RODIR, OPT_RWDIR, OPT_CACHE, OPT_DAX, OPT_TRANSPORT, OPT_UID_MAP,
        OPT_GID_MAP, OPT_HOST_ROOT, OPT_NO_SECCOMP, OPT_CWD, OPT_ENV,
        OPT_USER, OPT_JSON, OPT_JSON_FILE, OPT_CONFIG, OPT_GUEST_KERNEL, OPT_MICROVM,
-       OPT_NET, OPT_MAC, OPT_PUBLISH, OPT_DISK, OPT_GDB, OPT_GDB_WAIT };
+       OPT_NET, OPT_MAC, OPT_PUBLISH, OPT_DISK, OPT_GDB, OPT_GDB_WAIT,
+       OPT_STDIN };
 
 /* Every option, once: getopt reads this table, and so does a config file,
  * whose keys are the long names (vmm/config_file.c). */
@@ -222,6 +228,7 @@ static const struct option run_options[] = {
 	{"env", required_argument, NULL, OPT_ENV},
 	{"user", no_argument, NULL, OPT_USER},
 	{"timeout", required_argument, NULL, OPT_TIMEOUT},
+	{"stdin", required_argument, NULL, OPT_STDIN},
 	{"root", required_argument, NULL, OPT_ROOT},
 	{"rw-root", no_argument, NULL, OPT_RW_ROOT},
 	{"share", required_argument, NULL, OPT_SHARE},
@@ -684,6 +691,12 @@ static int parse_run_option(int opt, char *arg, struct fsvm_config *cfg,
 		return 0;
 	case OPT_NO_SECCOMP:
 		cfg->no_seccomp = true;
+		return 0;
+	case OPT_STDIN:
+		if (strcmp(arg, "auto") && strcmp(arg, "none"))
+			return cli_error(err, errlen,
+					 "--stdin: '%s' is not auto or none", arg);
+		cfg->stdin_none = !strcmp(arg, "none");
 		return 0;
 	case 'h':
 		cfg->command = CLI_HELP;

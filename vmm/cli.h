@@ -127,6 +127,9 @@ struct fsvm_config {
 	bool verbose;
 	bool setup_only;          /* stop before the first KVM_RUN */
 	bool no_seccomp;          /* run without the system-call filter */
+	/* --stdin none: the command's stdin is empty even when fsvm's is a
+	 * pipe or a file (by default those stream to it). */
+	bool stdin_none;
 	const char *cwd;          /* the command's folder; NULL: the caller's */
 	/* "NAME=VALUE" strings added to the command's environment. */
 	const char *env[CLI_MAX_ENV];

@@ -29,6 +29,8 @@ static const struct need needs[] = {
 	{{"CONFIG_VIRTIO_FS"}, true, "the shares, the root among them", 0},
 	{{"CONFIG_FUSE_DAX"}, false, "file data mapped from the host (--dax)", 0},
 	{{"CONFIG_OVERLAY_FS"}, true, "the throwaway overlay on the root", 0},
+	{{"CONFIG_VSOCKETS"}, true, "stdin from a pipe or a file is a vsock stream (else --stdin none)", 0},
+	{{"CONFIG_VIRTIO_VSOCKETS"}, true, "stdin's stream is over virtio-vsock", 0},
 	{{"CONFIG_INET"}, false, "--net: the guest's TCP/IP", KCONFIG_NET},
 	{{"CONFIG_PACKET"}, false, "--net: the init's DHCP client", KCONFIG_NET},
 	{{"CONFIG_NETDEVICES"}, false, "--net: network device drivers", KCONFIG_NET},

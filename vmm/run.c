@@ -34,6 +34,7 @@
 #include "vmm/network.h"
 #include "vmm/seccomp.h"
 #include "vmm/shares.h"
+#include "vmm/stdin_stream.h"
 
 struct run {
 	const struct fsvm_config *cfg;
@@ -53,8 +54,10 @@ struct run {
 	char modules_guest[PATH_MAX];
 	char cwd[PATH_MAX];
 	int signal_fd;
-	struct forward_signals forward; /* a container's */
-	struct virtio_vsock_options vsock; /* a container's exec */
+	/* A container's signals, an interactive run's terminal sizes. */
+	struct forward_signals forward;
+	struct virtio_vsock_options vsock; /* stdin, a container's exec */
+	struct stdin_stream stdin_stream; /* stdin's, when it streams */
 	struct run_summary *sum;
 };
 
@@ -260,6 +263,7 @@ static struct run_spec guest_job(struct run *r)
 		.argv = cfg->guest_argv,
 		.argc = cfg->guest_argc,
 		.interactive = r->con.interactive,
+		.stdin_stream = r->vsock.connect_fd >= 0,
 		.rows = r->con.size.ws_row,
 		.cols = r->con.size.ws_col,
 		.dax = r->shares.dax_size != 0,
@@ -413,6 +417,18 @@ int fsvm_run(const struct fsvm_config *cfg, struct run_summary *sum)
 		return EXIT_VMM_ERROR;
 	if ((err = network_start(&r->net, &cfg->net, &why)))
 		return fail("network", why, err);
+	bool exec = cfg->container && cfg->container->exec;
+	r->vsock = (struct virtio_vsock_options){
+		.listen_fd = exec ? cfg->container->exec_listen_fd : -1,
+		.guest_port = GUEST_EXEC_PORT,
+		.connect_fd = -1,
+		.connect_port = GUEST_STDIN_PORT};
+	if (!r->con.interactive && stdin_stream_wanted(cfg->stdin_none)) {
+		if ((err = stdin_stream_start(&r->stdin_stream)))
+			return fail("stdin", "cannot stream it", err);
+		r->vsock.connect_fd = r->stdin_stream.device_fd;
+	}
+	bool vsock = exec || r->vsock.connect_fd >= 0;
 	r->machine = (struct machine){
 		.vm = vm,
 		.virtio = &r->board.virtio,
@@ -420,15 +436,10 @@ int fsvm_run(const struct fsvm_config *cfg, struct run_summary *sum)
 		.options = {{VIRTIO_FS_DEVICE_NAME, &r->fs_options},
 			    {r->net.enabled ? VIRTIO_NET_DEVICE_NAME : NULL,
 			     &r->net.device},
-			    {cfg->container && cfg->container->exec ? VIRTIO_VSOCK_DEVICE_NAME : NULL,
-			     &r->vsock},
+			    {vsock ? VIRTIO_VSOCK_DEVICE_NAME : NULL, &r->vsock},
 			    {r->disks.nr_disks ? VIRTIO_BLK_DEVICE_NAME : NULL,
 			     &r->disks}},
 	};
-	if (cfg->container && cfg->container->exec)
-		r->vsock = (struct virtio_vsock_options){
-			.listen_fd = cfg->container->exec_listen_fd,
-			.guest_port = GUEST_EXEC_PORT};
 	vm->repair_memory = devices_repair_memory;
 	vm->repair_opaque = &r->machine;
 	if (devices_add_all(&r->machine))

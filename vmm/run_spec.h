@@ -38,6 +38,7 @@ struct run_spec {
 	char *const *argv;
 	int argc;
 	bool interactive;
+	bool stdin_stream; /* the command's stdin comes over vsock */
 	unsigned short rows, cols; /* the terminal's size; 0: unknown */
 	bool dax;
 	const char *cwd; /* NULL: none */

@@ -84,6 +84,7 @@
 #define RAW_SIZE (RAM_SIZE - RAW_AT)
 #define HDR_LEN sizeof(struct virtio_vsock_hdr)
 #define GUEST_PORT 1234
+#define CONNECT_PORT 1000 /* the stream the guest may open */
 #define MAX_CLIENTS 8
 #define MAX_OPS 96
 #define SETTLE_NS (2ULL * 1000 * 1000 * 1000)
@@ -329,7 +330,9 @@ static void take_received(void)
 		fuzz_assert(op == VIRTIO_VSOCK_OP_REQUEST || op == VIRTIO_VSOCK_OP_RST ||
 				    op == VIRTIO_VSOCK_OP_SHUTDOWN ||
 				    op == VIRTIO_VSOCK_OP_RW ||
-				    op == VIRTIO_VSOCK_OP_CREDIT_UPDATE,
+				    op == VIRTIO_VSOCK_OP_CREDIT_UPDATE ||
+				    (op == VIRTIO_VSOCK_OP_RESPONSE &&
+				     le32toh(h.src_port) == CONNECT_PORT),
 			    "op %u from the device", op);
 		fuzz_assert(op == VIRTIO_VSOCK_OP_RW || !len,
 			    "op %u with %u bytes", op, len);
@@ -422,7 +425,9 @@ static void guest_packet(struct input *in, unsigned int i, bool forge)
 		.src_cid = htole64(forgery & 4 ? 7 : VIRTIO_VSOCK_GUEST_CID),
 		.dst_cid = htole64(VIRTIO_VSOCK_HOST_CID),
 		.src_port = htole32(forgery & 8 ? GUEST_PORT + 1 : GUEST_PORT),
-		.dst_port = htole32(forgery & 16 ? get32(in) : c->port),
+		.dst_port = htole32(forgery & 32   ? CONNECT_PORT
+				    : forgery & 16 ? get32(in)
+						   : c->port),
 		.len = htole32(len + (forgery & 1)),
 		.type = htole16(forgery & 2 ? VIRTIO_VSOCK_TYPE_SEQPACKET
 					    : VIRTIO_VSOCK_TYPE_STREAM),
@@ -444,7 +449,7 @@ static void guest_packet(struct input *in, unsigned int i, bool forge)
 	 * latest; the most is a bound that wraps or claims never lower). A
 	 * packet to another port may land on another stream: its bytes and
 	 * credit are then none of the checks' business. */
-	if (forgery & 16)
+	if (forgery & 48)
 		raw_tx = true;
 	if (!forgery && (uint64_t)fwd + buf_alloc > c->guest_limit)
 		c->guest_limit = (uint64_t)fwd + buf_alloc;
@@ -606,8 +611,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memset(clients, 0, sizeof(clients));
 	nr_clients = 0;
 	raw_tx = raw_rx = false;
-	int listen_fd = listener();
-	struct virtio_vsock_options o = {.listen_fd = listen_fd, .guest_port = GUEST_PORT};
+	int listen_fd = listener(), sv[2];
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+		abort();
+	struct virtio_vsock_options o = {.listen_fd = listen_fd, .guest_port = GUEST_PORT,
+					 .connect_fd = sv[1], .connect_port = CONNECT_PORT};
 	if (virtio_vsock_create(&v, &o))
 		abort();
 	start(cfg);
@@ -615,6 +623,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		run_op(&in, listen_fd);
 	stop();
 	close(v.listen_fd);
+	if (v.connect_fd >= 0)
+		close(v.connect_fd);
+	close(sv[0]);
 	close(v.epoll_fd);
 	close(v.stop_fd);
 	free(v.scratch);

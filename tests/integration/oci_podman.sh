@@ -1,7 +1,7 @@
 #!/bin/sh
 # fsvm as podman's OCI runtime (fsvm-runtime, docs/OCI.md), on an image made from the host's
 # busybox (oci_env.sh, no registry): a container's output and exit status, its environment,
-# folder and user, a volume both ways, a read-only root, a terminal, podman stop's SIGTERM
+# folder and user, a volume both ways, a read-only root, a terminal, stdin (-i), podman stop's SIGTERM
 # reaching the command, a detached container's logs, podman exec (status, stderr, stdin, a
 # terminal), and bad bundles refused with one line in the runtime's JSON log
 # (oci_podman_fleet.sh has the rest).
@@ -34,6 +34,14 @@ expect_match "--read-only refuses a write" "Read-only file system" "$err"
 oci_capture oci_podman run --rm --network none -t "$OCI_IMAGE" sh -c 'test -t 0 && test -t 1 && echo tty'
 expect_status "-t" 0 "$rc"
 expect_match "-t gives the command a terminal" "^tty" "$out"
+
+# -i without -t: podman's stdin is the container's, bytes and end; without -i it is empty.
+printf 'line one\nline two\n' >"$TMP/stdin-run"
+oci_capture oci_podman run --rm -i --network none "$OCI_IMAGE" sh -c 'wc -l; echo "end:$?"' <"$TMP/stdin-run"
+expect_status "-i" 0 "$rc"
+expect_eq "-i: stdin through, and its end" "$(printf '2\nend:0')" "$(echo "$out" | tr -d ' ')"
+oci_capture oci_podman run --rm --network none "$OCI_IMAGE" sh -c 'wc -c' <"$TMP/stdin-run"
+expect_eq "without -i: stdin is empty" "0" "$(echo "$out" | tr -d ' ')"
 
 # podman stop: SIGTERM through the runtime's kill reaches the command, whose status is the
 # container's.

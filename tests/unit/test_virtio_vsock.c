@@ -54,6 +54,7 @@
 #define RX_SLOTS 128u /* two descriptors each: 2i and 2i + 1 */
 #define CHAINS_AT 0xc00000u /* chains a case lays out itself */
 #define GUEST_PORT 5123u
+#define CONNECT_PORT 1000u /* the host port the guest may open a stream to */
 #define GUEST_CID VIRTIO_VSOCK_GUEST_CID
 #define HOST_CID VIRTIO_VSOCK_HOST_CID
 #define CONN_BUF VIRTIO_VSOCK_CONN_BUF
@@ -85,6 +86,7 @@ struct rig {
 	struct virtio_vsock v;
 	bool open, live;
 	int listen_fd;
+	int connect_peer; /* the host's end of the stream the guest may open */
 	struct sockaddr_un addr;
 	socklen_t addr_len;
 	struct virtio_queue queues[NR_Q];
@@ -179,8 +181,14 @@ static void listener_open(struct rig *r)
 static void device_open(struct rig *r)
 {
 	listener_open(r);
+	int sv[2];
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(fcntl(sv[0], F_SETFL, O_NONBLOCK), 0);
+	r->connect_peer = sv[0];
 	struct virtio_vsock_options o = {.listen_fd = r->listen_fd,
-					 .guest_port = GUEST_PORT};
+					 .guest_port = GUEST_PORT,
+					 .connect_fd = sv[1],
+					 .connect_port = CONNECT_PORT};
 	assert_int_equal(virtio_vsock_create(&r->v, &o), 0);
 	r->open = true;
 }
@@ -192,6 +200,9 @@ static void device_close(struct rig *r)
 		stop(r);
 	if (r->open) {
 		close(r->v.listen_fd);
+		if (r->v.connect_fd >= 0)
+			close(r->v.connect_fd);
+		close(r->connect_peer);
 		close(r->v.epoll_fd);
 		close(r->v.stop_fd);
 		free(r->v.scratch);
@@ -1107,6 +1118,54 @@ static void test_hostile_packets_for_no_stream(void **state)
 	close(fd);
 }
 
+/* The guest's REQUEST to the port the options name gets a RESPONSE and
+ * the connected socket they gave: the host's bytes and their end reach
+ * the guest, the guest's the host. It may open it once: a second
+ * REQUEST, or one to another port below the host's own, is refused. */
+static void test_guest_opens_its_stream(void **state)
+{
+	struct rig *r = *state;
+	int fd = r->connect_peer;
+	struct gstream s = {.port = CONNECT_PORT, .buf_alloc = 64 << 10};
+	gs_send(r, &s, VIRTIO_VSOCK_OP_REQUEST, 0, NULL, 0);
+	struct pkt p;
+	gs_expect(r, &s, VIRTIO_VSOCK_OP_RESPONSE, &p);
+	assert_int_equal(p.len, 0);
+	assert_int_equal(count(r, VSOCK_CONNECTIONS), 1);
+	assert_int_equal(count(r, VSOCK_GUEST_REQUESTS), 0);
+	assert_int_equal(r->v.connect_fd, -1);
+
+	host_write(fd, "stdin", 5);
+	gs_expect(r, &s, VIRTIO_VSOCK_OP_RW, &p);
+	assert_int_equal(p.len, 5);
+	assert_memory_equal(p.data, "stdin", 5);
+	gs_send(r, &s, VIRTIO_VSOCK_OP_RW, 0, "back", 4);
+	char got[4];
+	host_read(fd, got, 4);
+	assert_memory_equal(got, "back", 4);
+	pump(r, &s, fd, 1 << 20, 4 << 20, 4096, true);
+
+	/* A second socket of the guest's (another port of its own). */
+	struct virtio_vsock_hdr h = hdr_to_host(CONNECT_PORT, VIRTIO_VSOCK_OP_REQUEST);
+	h.src_port = htole32(GUEST_PORT + 1);
+	drv_tx_raw(r, h, 0, 0);
+	drv_expect_rst(r, CONNECT_PORT, GUEST_PORT + 1, VIRTIO_VSOCK_TYPE_STREAM);
+	h = hdr_to_host(CONNECT_PORT - 1, VIRTIO_VSOCK_OP_REQUEST);
+	drv_tx_raw(r, h, 0, 0);
+	drv_expect_rst(r, CONNECT_PORT - 1, GUEST_PORT, VIRTIO_VSOCK_TYPE_STREAM);
+	assert_int_equal(count(r, VSOCK_GUEST_REQUESTS), 2);
+
+	/* The host's end: SHUTDOWN, and the stream ends once the guest's
+	 * end does too. */
+	assert_int_equal(shutdown(fd, SHUT_WR), 0);
+	gs_expect(r, &s, VIRTIO_VSOCK_OP_SHUTDOWN, &p);
+	assert_int_equal(p.flags, VIRTIO_VSOCK_SHUTDOWN_SEND);
+	gs_send(r, &s, VIRTIO_VSOCK_OP_SHUTDOWN, VIRTIO_VSOCK_SHUTDOWN_SEND, NULL, 0);
+	host_expect_eof(fd);
+	gs_expect(r, &s, VIRTIO_VSOCK_OP_RST, &p);
+	assert_int_equal(count(r, VSOCK_PROTOCOL_ERRORS), 0);
+}
+
 /* Data before the guest answered the REQUEST breaks the stream: an RST,
  * and the host's end closed. */
 static void test_data_before_response(void **state)
@@ -1339,7 +1398,8 @@ static void test_options_checked(void **state)
 	struct virtio_vsock v;
 	int sv[2];
 	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-	struct virtio_vsock_options o = {.listen_fd = sv[0], .guest_port = 1};
+	struct virtio_vsock_options o = {.listen_fd = sv[0], .guest_port = 1,
+					 .connect_fd = -1};
 	assert_int_equal(virtio_vsock_create(&v, &o), -EINVAL);
 	close(sv[0]);
 	close(sv[1]);
@@ -1353,8 +1413,21 @@ static void test_options_checked(void **state)
 	assert_int_equal(virtio_vsock_create(&v, &o), -ENOTSOCK);
 	close(efd);
 	o = (struct virtio_vsock_options){.listen_fd = r->listen_fd,
-					  .guest_port = UINT32_MAX};
+					  .guest_port = UINT32_MAX, .connect_fd = -1};
 	assert_int_equal(virtio_vsock_create(&v, &o), -EINVAL);
+	/* The guest's stream: a connected stream socket, at a port below
+	 * the device's own; and a device with neither is refused. */
+	o = (struct virtio_vsock_options){.listen_fd = -1, .connect_fd = -1};
+	assert_int_equal(virtio_vsock_create(&v, &o), -EINVAL);
+	o.connect_fd = r->listen_fd;
+	o.connect_port = 1;
+	assert_int_equal(virtio_vsock_create(&v, &o), -EINVAL);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+	o.connect_fd = sv[0];
+	o.connect_port = VIRTIO_VSOCK_FIRST_HOST_PORT;
+	assert_int_equal(virtio_vsock_create(&v, &o), -EINVAL);
+	close(sv[0]);
+	close(sv[1]);
 }
 
 /* The sanitizers' runtimes make calls fsvm does not (ASan's thread start
@@ -1440,6 +1513,10 @@ int main(void)
 		cmocka_unit_test_prestate_setup_teardown(test_hostile_packets_on_a_stream,
 							 setup, teardown, (void *)&linux61),
 		cmocka_unit_test_prestate_setup_teardown(test_hostile_packets_for_no_stream,
+							 setup, teardown, (void *)&linux612),
+		cmocka_unit_test_prestate_setup_teardown(test_guest_opens_its_stream,
+							 setup, teardown, (void *)&linux61),
+		cmocka_unit_test_prestate_setup_teardown(test_guest_opens_its_stream,
 							 setup, teardown, (void *)&linux612),
 		cmocka_unit_test_prestate_setup_teardown(test_data_before_response,
 							 setup, teardown, (void *)&linux61),
