@@ -97,11 +97,16 @@
  *                      HOME, if it lacks one), not the init's PATH,
  *                      HOME and TERM under it */
 #define GUEST_SPEC_PROCESS GUEST_SPEC_DIR "/process"
-/* Present: fsvm forwards signals to the command (`fsvm oci kill`). Each
- * byte fsvm puts in COM2's receive FIFO is a signal number (1-64) for the
- * command's process. fsvm sends none before GUEST_MARK_COMMAND, so the
- * init opens GUEST_STDERR_TTY for reading before that mark. */
+/* Present: fsvm sends the init messages in COM2's receive FIFO: a byte
+ * 1-64 is a signal for the command's process (a container's: `fsvm oci
+ * kill`); GUEST_INPUT_WINSIZE and four bytes, the rows and the columns
+ * (16 bits each, little-endian), the user's terminal's new size, for the
+ * command's terminal (an interactive run's). fsvm sends none before
+ * GUEST_MARK_COMMAND, so the init opens GUEST_STDERR_TTY for reading
+ * before that mark. */
 #define GUEST_SPEC_SIGNALS GUEST_SPEC_DIR "/signals"
+#define GUEST_INPUT_WINSIZE 0x80
+#define GUEST_INPUT_WINSIZE_LEN 5
 
 /* Present: the init serves `fsvm oci exec` (a second process in the
  * container) on vsock port GUEST_EXEC_PORT, which fsvm's virtio-vsock

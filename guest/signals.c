@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -38,6 +39,7 @@ int signals_open(struct signal_forward *f, const char *tty)
 	sigemptyset(&child_exits);
 	sigaddset(&child_exits, SIGCHLD);
 	f->child_events = f->exec_listener = -1;
+	f->winsize_len = 0;
 	f->input = open(tty, O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 	if (f->input < 0 || tty_raw_input(f->input) < 0) {
 		dprintf(STDERR_FILENO, "fsvm-init: signals: %s: %s\n", tty,
@@ -59,15 +61,33 @@ void signals_restore(const struct signal_forward *f)
 	sigprocmask(SIG_SETMASK, &f->saved_mask, NULL);
 }
 
-/* The signals waiting on the tty go to child; false once the tty has no
- * more to give. */
-static bool forward(int input, pid_t child)
+/* The terminal's new size: the kernel tells the command (SIGWINCH to
+ * the terminal's foreground). */
+static void set_winsize(const unsigned char *m)
+{
+	struct winsize ws = {.ws_row = (unsigned short)(m[1] | m[2] << 8),
+			     .ws_col = (unsigned short)(m[3] | m[4] << 8)};
+	if (isatty(STDOUT_FILENO))
+		ioctl(STDOUT_FILENO, TIOCSWINSZ, &ws);
+}
+
+/* The messages waiting on the tty: signals to child, sizes to its
+ * terminal; false once the tty has no more to give. */
+static bool forward(struct signal_forward *f, pid_t child)
 {
 	unsigned char bytes[64];
-	ssize_t n = read(input, bytes, sizeof(bytes));
-	for (ssize_t i = 0; i < n; i++)
-		if (bytes[i] >= 1 && bytes[i] <= SIGNAL_MAX)
+	ssize_t n = read(f->input, bytes, sizeof(bytes));
+	for (ssize_t i = 0; i < n; i++) {
+		if (f->winsize_len || bytes[i] == GUEST_INPUT_WINSIZE) {
+			f->winsize[f->winsize_len++] = bytes[i];
+			if (f->winsize_len == GUEST_INPUT_WINSIZE_LEN) {
+				set_winsize(f->winsize);
+				f->winsize_len = 0;
+			}
+		} else if (bytes[i] >= 1 && bytes[i] <= SIGNAL_MAX) {
 			kill(child, bytes[i]);
+		}
+	}
 	return n > 0 || (n < 0 && (errno == EAGAIN || errno == EINTR));
 }
 
@@ -99,7 +119,7 @@ int signals_wait(struct signal_forward *f, pid_t child, int *status)
 		/* A tty that hangs up or fails sends nothing more: poll it no
 		 * longer (poll skips a negative fd). */
 		if (fds[1].revents &&
-		    !((fds[1].revents & POLLIN) && forward(f->input, child)))
+		    !((fds[1].revents & POLLIN) && forward(f, child)))
 			fds[1].fd = -1;
 		if (fds[2].revents)
 			exec_agent_accept(f->exec_listener, &f->saved_mask);

@@ -87,21 +87,51 @@ int console_init(struct console *con, struct vm *vm)
 	return err;
 }
 
+/* The escape key, as QEMU's: Ctrl-A x ends the VM, Ctrl-A Ctrl-A is a
+ * Ctrl-A for the guest, Ctrl-A and any other key go to it both. Returns
+ * how many of in's n bytes go on to the guest, put in out (room for
+ * n + 1: a Ctrl-A held from the last read comes first). */
+static size_t console_escape(struct console *con, const uint8_t *in, size_t n,
+			     uint8_t *out)
+{
+	size_t len = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!con->escape_held && in[i] == CONSOLE_ESCAPE) {
+			con->escape_held = true;
+			continue;
+		}
+		if (con->escape_held) {
+			con->escape_held = false;
+			if (in[i] == 'x') {
+				vm_stop(con->vm, EXIT_VMM_ERROR,
+					"ended with the escape key (Ctrl-A x)");
+				return len;
+			}
+			if (in[i] != CONSOLE_ESCAPE)
+				out[len++] = CONSOLE_ESCAPE;
+		}
+		out[len++] = in[i];
+	}
+	return len;
+}
+
 static void console_on_stdin(void *opaque, uint32_t events)
 {
 	struct console *con = opaque;
 	(void)events;
-	uint8_t buf[256];
+	uint8_t buf[256], out[sizeof(buf) + 1];
 	size_t space = serial_rx_space(&con->out);
-	if (space == 0) {
-		/* The guest has not drained its FIFO: back off, do not spin. */
+	if (space < 2) {
+		/* The guest has not drained its FIFO (room for a key and a
+		 * held Ctrl-A wanted): back off, do not spin. */
 		usleep(1000);
 		return;
 	}
 	ssize_t n = read(con->stdin_fd, buf,
-			 space < sizeof(buf) ? space : sizeof(buf));
+			 space - 1 < sizeof(buf) ? space - 1 : sizeof(buf));
 	if (n > 0)
-		serial_receive(&con->out, buf, (size_t)n);
+		serial_receive(&con->out, out,
+			       console_escape(con, buf, (size_t)n, out));
 	else if (n == 0 || (errno != EAGAIN && errno != EINTR))
 		event_loop_del(con->loop, con->stdin_fd); /* hung up */
 }

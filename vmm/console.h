@@ -1,6 +1,7 @@
 /* The guest's consoles: ttyS0 carries the command's stdin/stdout, ttyS1
  * its stderr and the kernel's messages. An interactive terminal is put in
- * raw mode and forwarded; otherwise the guest command's stdin is empty, and
+ * raw mode and forwarded; otherwise the guest command's stdin is empty
+ * (or streamed: vmm/stdin_stream.h), and
  * a terminal on stdout or stderr sees the guest's bytes through
  * vmm/term_filter. */
 #ifndef FSVM_CONSOLE_H
@@ -17,6 +18,8 @@
 #include "vmm/panic_watch.h"
 #include "vmm/term_filter.h"
 
+#define CONSOLE_ESCAPE 0x01 /* Ctrl-A */
+
 struct console {
 	struct vm *vm;
 	struct serial out;  /* COM1: stdin/stdout */
@@ -28,6 +31,7 @@ struct console {
 	bool filter_out, filter_err;
 	struct term_filter out_filter, err_filter;
 	struct winsize size; /* the terminal's, when interactive */
+	bool escape_held; /* a Ctrl-A read, its key not yet */
 	bool raw;
 	struct termios saved;
 	int stdin_fd;
@@ -35,7 +39,8 @@ struct console {
 };
 
 int console_init(struct console *con, struct vm *vm);
-/* Puts the terminal in raw mode and starts forwarding stdin. */
+/* Puts the terminal in raw mode and starts forwarding stdin (Ctrl-A x
+ * ends the VM with 125, Ctrl-A Ctrl-A sends a Ctrl-A). */
 int console_start(struct console *con, struct event_loop *loop);
 /* Restores the terminal; safe to call more than once. */
 void console_restore(struct console *con);

@@ -1,4 +1,5 @@
-/* A container's signals to the guest's command, through COM2's input. */
+/* A container's signals and a terminal's sizes to the guest init,
+ * through COM2's input. */
 #include "vmm/forward_signals.h"
 
 #include <errno.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/log.h"
+#include "guest/protocol.h"
 
 /* How often signals that wait for the command, or for room in the FIFO,
  * are tried again. */
@@ -78,13 +80,31 @@ int forward_signals_init(struct forward_signals *f, struct vm *vm,
 	return event_loop_add(loop, f->retry_fd, EPOLLIN, on_retry, f);
 }
 
-void forward_signals_send(struct forward_signals *f, int signo)
+/* Queues a message whole, or drops it with a line (half of one would
+ * make the init misread what follows). */
+static void queue(struct forward_signals *f, const unsigned char *msg,
+		  unsigned int len, const char *what)
 {
-	if (f->nr_pending == FORWARD_SIGNALS_MAX_PENDING) {
-		log_error("signal %d not sent to the command: %u already wait for it",
-			  signo, f->nr_pending);
+	if (FORWARD_SIGNALS_MAX_PENDING - f->nr_pending < len) {
+		log_error("%s not sent to the guest: %u bytes already wait for it",
+			  what, f->nr_pending);
 		return;
 	}
-	f->pending[f->nr_pending++] = (unsigned char)signo;
+	memcpy(f->pending + f->nr_pending, msg, len);
+	f->nr_pending += len;
 	flush(f);
+}
+
+void forward_signals_send(struct forward_signals *f, int signo)
+{
+	unsigned char msg = (unsigned char)signo;
+	queue(f, &msg, 1, strsignal(signo));
+}
+
+void forward_signals_winsize(struct forward_signals *f, unsigned short rows,
+			     unsigned short cols)
+{
+	const unsigned char msg[GUEST_INPUT_WINSIZE_LEN] = {
+		GUEST_INPUT_WINSIZE, rows & 0xff, rows >> 8, cols & 0xff, cols >> 8};
+	queue(f, msg, sizeof(msg), "the terminal's size");
 }

@@ -1,6 +1,7 @@
 /* A container's signals: those fsvm receives go to the guest's command
  * (`fsvm oci kill`), as bytes in COM2's receive FIFO that the guest init
- * turns into kill(2) (guest/protocol.h, GUEST_SPEC_SIGNALS). */
+ * turns into kill(2); and an interactive run's terminal sizes, which it
+ * sets on the command's terminal (guest/protocol.h, GUEST_SPEC_SIGNALS). */
 #ifndef FSVM_FORWARD_SIGNALS_H
 #define FSVM_FORWARD_SIGNALS_H
 
@@ -11,7 +12,7 @@
 #include "core/vm.h"
 #include "devices/serial.h"
 
-#define FORWARD_SIGNALS_MAX_PENDING 64
+#define FORWARD_SIGNALS_MAX_PENDING 64 /* bytes */
 
 struct forward_signals {
 	struct vm *vm;
@@ -35,5 +36,9 @@ int forward_signals_init(struct forward_signals *f, struct vm *vm,
  * (the init reads its signals from then on); one that finds the queue of
  * waiting ones full is dropped with a line. */
 void forward_signals_send(struct forward_signals *f, int signo);
+
+/* Sends the terminal's new size, as the signals are. */
+void forward_signals_winsize(struct forward_signals *f, unsigned short rows,
+			     unsigned short cols);
 
 #endif

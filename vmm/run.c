@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
@@ -82,6 +83,14 @@ static bool forwarding(const struct fsvm_config *cfg)
 	return cfg->container && cfg->container->forward_signals;
 }
 
+/* The terminal changed size: so does the guest command's. */
+static void resized(struct run *r)
+{
+	struct winsize ws;
+	if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_row && ws.ws_col)
+		forward_signals_winsize(&r->forward, ws.ws_row, ws.ws_col);
+}
+
 static void on_signal(void *opaque, uint32_t events)
 {
 	struct run *r = opaque;
@@ -90,7 +99,9 @@ static void on_signal(void *opaque, uint32_t events)
 	if (read(r->signal_fd, &si, sizeof(si)) != sizeof(si))
 		return;
 	int signo = (int)si.ssi_signo;
-	if (forwarding(r->cfg) && forward_signals_can(signo))
+	if (signo == SIGWINCH)
+		resized(r);
+	else if (forwarding(r->cfg) && forward_signals_can(signo))
 		forward_signals_send(&r->forward, signo);
 	else
 		vm_stop(&r->board.vm, 128 + signo, "stopped by signal %s",
@@ -99,13 +110,15 @@ static void on_signal(void *opaque, uint32_t events)
 
 /* Signals that end the VM (or, for a container, that go to its command)
  * arrive through a signalfd in the main loop. */
-static sigset_t stop_signals(const struct fsvm_config *cfg)
+static sigset_t stop_signals(const struct fsvm_config *cfg, bool interactive)
 {
 	sigset_t set;
 	if (forwarding(cfg))
 		forward_signals_set(&set);
 	else
 		sigemptyset(&set);
+	if (interactive)
+		sigaddset(&set, SIGWINCH);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
@@ -189,9 +202,9 @@ static void log_kernel_report(const struct kernel_report *k,
 static int run_loop(struct run *r)
 {
 	struct vm *vm = &r->board.vm;
-	sigset_t sigs = stop_signals(r->cfg);
+	sigset_t sigs = stop_signals(r->cfg, r->con.interactive);
 
-	if (forwarding(r->cfg) &&
+	if ((forwarding(r->cfg) || r->con.interactive) &&
 	    forward_signals_init(&r->forward, vm, &r->con.err, &r->loop))
 		return log_setup_error("signals", "cannot set up forwarding", -errno);
 	r->signal_fd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
@@ -245,7 +258,9 @@ static int run_loop(struct run *r)
  * wake-up signal only inside its waiting threads. */
 static void block_signals(const struct fsvm_config *cfg)
 {
-	sigset_t blocked = stop_signals(cfg);
+	/* SIGWINCH too, whose default is to be ignored: blocked, it waits
+	 * in the signalfd of an interactive run. */
+	sigset_t blocked = stop_signals(cfg, true);
 	sigaddset(&blocked, SIGUSR1);
 	sigaddset(&blocked, FUSE_WAIT_SIGNAL);
 	pthread_sigmask(SIG_BLOCK, &blocked, NULL);

@@ -128,8 +128,6 @@ static int add_container(struct cpio_buf *out, const struct container_job *c)
 	if (!err && c->nr_process)
 		err = add_packed(out, GUEST_SPEC_PROCESS, c->process,
 				 c->nr_process);
-	if (!err && c->forward_signals)
-		err = cpio_add(out, GUEST_SPEC_SIGNALS, S_IFREG | 0644, "1", 1);
 	if (!err && c->exec)
 		err = cpio_add(out, GUEST_SPEC_EXEC, S_IFREG | 0644, "1", 1);
 	return err;
@@ -142,6 +140,10 @@ int run_spec_build(const struct run_spec *spec, struct cpio_buf *out)
 		err = add_packed(out, GUEST_SPEC_ARGV,
 				 (const char *const *)spec->argv,
 				 (size_t)spec->argc);
+	/* Signals for a container's command, a terminal's new sizes. */
+	if (!err && (spec->interactive ||
+		     (spec->container && spec->container->forward_signals)))
+		err = cpio_add(out, GUEST_SPEC_SIGNALS, S_IFREG | 0644, "1", 1);
 	if (!err && spec->stdin_stream)
 		err = cpio_add(out, GUEST_SPEC_STDIN, S_IFREG | 0644, "1", 1);
 	if (!err && spec->interactive) {

@@ -134,10 +134,11 @@ static const struct narrowed_rule narrowed[] = {
 	{SCMP_SYS(ioctl), COMMAND_IS(KVM_GET_MSRS)},
 	{SCMP_SYS(ioctl), COMMAND_IS(KVM_GET_TSC_KHZ)},
 	{SCMP_SYS(ioctl), COMMAND_IS(KVM_GET_IRQCHIP)},
-	/* The terminal: stdio asks whether a stream is one, and the console
-	 * is put back out of raw mode. */
+	/* The terminal: stdio asks whether a stream is one, the console is
+	 * put back out of raw mode, and a new size is read (SIGWINCH). */
 	{SCMP_SYS(ioctl), COMMAND_IS(TCGETS)},
 	{SCMP_SYS(ioctl), COMMAND_IS(TCSETS)},
+	{SCMP_SYS(ioctl), COMMAND_IS(TIOCGWINSZ)},
 	/* fcntl: duplicates (DAX mappings, '..'), a DAX file's access mode,
 	 * and the guest's POSIX locks as OFD locks. */
 	{SCMP_SYS(fcntl), COMMAND_IS(F_DUPFD_CLOEXEC)},

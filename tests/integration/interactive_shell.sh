@@ -1,20 +1,25 @@
 #!/bin/sh
 # `fsvm run` with no command on a terminal: an interactive shell. Driven
-# through a pseudo-terminal: the size reaches the guest, Ctrl-C interrupts
-# the guest's job (not fsvm), `exit` ends the run with the shell's status,
-# and the terminal's modes are as they were before.
+# through a pseudo-terminal (fsvm's controlling terminal, as a shell's job
+# has it): the size reaches the guest, and so does a new size (SIGWINCH),
+# Ctrl-C interrupts the guest's job (not fsvm), `exit` ends the run with
+# the shell's status, Ctrl-A x ends it with 125, and the terminal's modes
+# are as they were before either way.
 . "$(dirname "$0")/lib.sh"
 
 cat >"$TMP/drive.py" <<'PY'
 import fcntl, os, pty, re, select, struct, subprocess, sys, termios, time
 
-fsvm = sys.argv[1:]
+mode, fsvm = sys.argv[1], sys.argv[2:]
 master, slave = pty.openpty()
 fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 37, 101, 0, 0))
 before = termios.tcgetattr(slave)
 err = open(os.environ["TMP"] + "/stderr", "wb")
+# After setsid: the terminal becomes the new session's, so the kernel
+# tells fsvm of a new size.
 proc = subprocess.Popen(fsvm, stdin=slave, stdout=slave, stderr=err,
-                        start_new_session=True)
+                        start_new_session=True,
+                        preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0))
 seen = b""
 
 def wait_for(pattern, timeout):
@@ -42,12 +47,19 @@ def send(text):
 def session():
     if not wait_for(rb"[#$] ", 300):              # the shell's prompt
         return False
+    if mode == "escape":
+        send(b"\x01x")                            # Ctrl-A x: fsvm ends
+        return True
     # Each command waits for the prompt: typed ahead, the guest's tty would
     # echo it before the shell prompts, and the answer would not start a line.
     send(b"echo $((6*7))\r")
     ok = wait_for(rb"\n42\r?\n", 60) and wait_for(rb"[#$] ", 60)
     send(b"stty size\r")
     ok &= wait_for(rb"\n37 101\r?\n", 60) and wait_for(rb"[#$] ", 60)
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 132, 0, 0))
+    time.sleep(1)                                 # SIGWINCH, then the guest
+    send(b"stty size\r")
+    ok &= wait_for(rb"\n50 132\r?\n", 60) and wait_for(rb"[#$] ", 60)
     send(b"sleep 600\r")
     time.sleep(3)
     send(b"\x03")                                 # Ctrl-C: the guest's
@@ -68,10 +80,19 @@ print("modes restored", after == before)
 print("ok", bool(ok))
 PY
 
-TMP=$TMP python3 "$TMP/drive.py" "$FSVM" run --timeout 900 >"$TMP/result" 2>&1
+TMP=$TMP python3 "$TMP/drive.py" shell "$FSVM" run --timeout 900 >"$TMP/result" 2>&1
 result=$(cat "$TMP/result")
 expect_match "shell answered" "^ok True$" "$(grep '^ok ' "$TMP/result")"
 expect_eq "exit status" "status 3" "$(grep '^status ' "$TMP/result")"
 expect_eq "terminal restored" "modes restored True" "$(grep '^modes ' "$TMP/result")"
 [ $failures -eq 0 ] || { echo "$result" >&2; tail -n 20 "$TMP/stderr" >&2; }
+
+mkdir -p "$TMP/json" && give_to_test_user "$TMP/json"
+TMP=$TMP python3 "$TMP/drive.py" escape "$FSVM" run --timeout 900 \
+	--json-file "$TMP/json/summary.json" >"$TMP/result" 2>&1
+expect_eq "Ctrl-A x: status" "status 125" "$(grep '^status ' "$TMP/result")"
+expect_match "Ctrl-A x: fsvm's line" "^fsvm: ended with the escape key \(Ctrl-A x\)$" "$(tail -n 1 "$TMP/stderr")"
+expect_match "Ctrl-A x: the summary's reason" "escape key" "$(cat "$TMP/json/summary.json")"
+expect_eq "Ctrl-A x: terminal restored" "modes restored True" "$(grep '^modes ' "$TMP/result")"
+[ $failures -eq 0 ] || { cat "$TMP/result" >&2; tail -n 20 "$TMP/stderr" >&2; }
 finish

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -440,6 +441,46 @@ static void test_signals_forwarded(void **state)
 	assert_int_equal(in_child(forward_case, ""), 0);
 }
 
+/* A terminal's new size, in two pieces whose bytes look like signals
+ * (40 rows, 300 columns: 0x28, 0x2c and 0x01), is set on the init's
+ * stdout, and none of them is sent as a signal: the SIGTERM after it
+ * ends the command. */
+static void winsize_case(void *arg)
+{
+	(void)arg;
+	int master, slave, term_master, term_slave;
+	char name[64];
+	CHILD_CHECK(openpty(&master, &slave, name, NULL, NULL) == 0);
+	CHILD_CHECK(openpty(&term_master, &term_slave, NULL, NULL, NULL) == 0);
+	CHILD_CHECK(dup2(term_slave, STDOUT_FILENO) == STDOUT_FILENO);
+	struct signal_forward f;
+	CHILD_CHECK(signals_open(&f, name) == 0);
+	pid_t command = fork();
+	if (command == 0) {
+		signals_restore(&f);
+		for (;;)
+			pause();
+	}
+	CHILD_CHECK(command > 0);
+	const char first[] = {(char)GUEST_INPUT_WINSIZE, 40, 0};
+	const char rest[] = {0x2c, 0x01, SIGTERM};
+	CHILD_CHECK(write(master, first, sizeof(first)) == sizeof(first));
+	usleep(50 * 1000);
+	CHILD_CHECK(write(master, rest, sizeof(rest)) == sizeof(rest));
+	int status;
+	CHILD_CHECK(signals_wait(&f, command, &status) == 0);
+	CHILD_CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+	struct winsize ws;
+	CHILD_CHECK(ioctl(term_master, TIOCGWINSZ, &ws) == 0);
+	CHILD_CHECK(ws.ws_row == 40 && ws.ws_col == 300);
+}
+
+static void test_winsize_forwarded(void **state)
+{
+	(void)state;
+	assert_int_equal(in_child(winsize_case, NULL), 0);
+}
+
 static void become_case(void *arg)
 {
 	(void)arg;
@@ -753,6 +794,7 @@ int main(void)
 		cmocka_unit_test(test_passwd_home),
 		cmocka_unit_test(test_tty_raw_input),
 		cmocka_unit_test(test_signals_forwarded),
+		cmocka_unit_test(test_winsize_forwarded),
 		cmocka_unit_test(test_process_become),
 		cmocka_unit_test(test_container_mounts_apply),
 	};
