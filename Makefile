@@ -10,7 +10,8 @@
 #                 host's KVM cannot boot stock kernels); docs/HACKING.md
 #   make fuzz     fuzz every target for FUZZ_SECONDS (600) each
 #   make bench    benchmarks, fsvm beside QEMU + virtiofsd and 9p
-#   make install  fsvm, its default guest and man page under PREFIX (/usr/local)
+#   make install  fsvm, its guests, man page and bash completion under PREFIX
+#                 (/usr/local)
 
 CC      ?= gcc
 BUILD   := build
@@ -70,12 +71,21 @@ $(BUILD)/fsvm.1: fsvm docs/fsvm.h2m
 		--include=docs/fsvm.h2m --output=$@ ./fsvm
 
 # PREFIX/bin/fsvm finds its guest in PREFIX/lib/fsvm; DESTDIR stages. The
-# binary is stripped: its debug information names this tree.
-install: fsvm guest guest-microvm $(BUILD)/fsvm.1
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+# binary is stripped: its debug information names this tree. The microVM
+# guest goes too when it was built (make guest-microvm takes a kernel
+# build: install does not force one). What this writes is the man page's
+# FILES (docs/fsvm.h2m).
+COMPLETIONS := share/bash-completion/completions
+install: fsvm guest $(BUILD)/fsvm.1
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/$(COMPLETIONS)
 	install -s -m 755 fsvm $(DESTDIR)$(PREFIX)/bin/fsvm
 	ln -sf fsvm $(DESTDIR)$(PREFIX)/bin/fsvm-runtime # the OCI runtime (docs/OCI.md)
 	for k in $(GUEST_KERNELS) microvm; do \
+		if [ $$k = microvm ] && [ ! -e $(GUEST)/microvm/kernel/vmlinux ]; then \
+			echo "install: no microVM guest built (make guest-microvm), so none installed"; \
+			continue; \
+		fi; \
 		install -d $(DESTDIR)$(PREFIX)/lib/fsvm/$$k/kernel && \
 		install -m 644 $(GUEST)/$$k/kernel/vmlinux $(GUEST)/$$k/kernel/version \
 			$(DESTDIR)$(PREFIX)/lib/fsvm/$$k/kernel/ && \
@@ -83,10 +93,12 @@ install: fsvm guest guest-microvm $(BUILD)/fsvm.1
 		|| exit 1; \
 	done
 	install -m 644 $(BUILD)/fsvm.1 $(DESTDIR)$(PREFIX)/share/man/man1/fsvm.1
+	install -m 644 completion/fsvm.bash $(DESTDIR)$(PREFIX)/$(COMPLETIONS)/fsvm
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/fsvm $(DESTDIR)$(PREFIX)/bin/fsvm-runtime \
-		$(DESTDIR)$(PREFIX)/share/man/man1/fsvm.1
+		$(DESTDIR)$(PREFIX)/share/man/man1/fsvm.1 \
+		$(DESTDIR)$(PREFIX)/$(COMPLETIONS)/fsvm
 	rm -rf $(DESTDIR)$(PREFIX)/lib/fsvm
 
 # Archives: a unit test links only the objects it uses.
@@ -246,9 +258,10 @@ $(BUILD)/bench/device $(BUILD)/bench/doorbell $(BUILD)/bench/queue_depth: $(BUIL
 $(BUILD)/bench/doorbell $(BUILD)/bench/queue_depth: bench/device_rig.c bench/device_rig.h
 
 # make test: no root, no KVM, no guest (Debian's kernel config only, for
-# fsvm kconfig). Every part runs; any that failed fails the target.
+# fsvm kconfig; the man page, whose sections tests/cli checks). Every part
+# runs; any that failed fails the target.
 # tools/check-layers: includes point only down the layers.
-test: fsvm $(filter-out $(UNIT_KVM_BINS),$(UNIT_ALL_BINS)) \
+test: fsvm $(BUILD)/fsvm.1 $(filter-out $(UNIT_KVM_BINS),$(UNIT_ALL_BINS)) \
 		$(filter-out $(FUZZ_KVM_BINS),$(FUZZ_BINS)) $(GUEST)/6.1/kernel/vmlinuz
 	@rc=0; \
 	tools/check-layers || rc=1; \

@@ -15,32 +15,41 @@
 #include "arch/x86/mptable.h"
 #include "core/guest_mem.h"
 #include "vmm/config_file.h"
+#include "vmm/env_file.h"
 #include "vmm/kconfig.h"
 #include "vmm/net_options.h"
 
 const char cli_usage[] =
 	"Usage: fsvm run [OPTIONS] [--] [CMD [ARGS...]]\n"
 	"  or:  fsvm kconfig [--net] [--disk] [.config]\n"
-	"  or:  fsvm oci COMMAND ...  (an OCI runtime, also as fsvm-runtime: docs/OCI.md)\n"
+	"  or:  fsvm oci COMMAND [ARGS...]\n"
 	"  or:  fsvm --help | --version\n"
 	"\n"
 	"Boots a Linux guest under KVM, runs CMD in it and exits with CMD's status\n"
 	"(else 124: timed out; 125: fsvm or the guest failed; 126: CMD not\n"
-	"executable; 127: CMD not found); without CMD, an interactive shell. `fsvm kconfig` checks a kernel's .config\n"
-	"(default ./.config) for what fsvm needs (with --net and --disk, what they\n"
-	"need too) and prints the missing options as a fragment to merge (exit 1\n"
-	"when some are missing).\n"
+	"executable; 127: CMD not found); without CMD, an interactive shell.\n"
+	"`fsvm kconfig` checks a kernel's .config (default ./.config) for what fsvm\n"
+	"needs (with --net and --disk, what they need too) and prints the missing\n"
+	"options as a fragment to merge (exit 1 when some are missing). `fsvm oci`\n"
+	"is an OCI runtime for podman and containerd, also installed as\n"
+	"fsvm-runtime (docs/OCI.md in the source tree).\n"
 	"\n"
-	"options for run:\n"
+	"Options:\n"
 	"  --config FILE      read options from a strict JSON file (no comments, no\n"
 	"                     trailing commas, no key twice): an object whose keys are\n"
 	"                     these options' long names (\"cpus\": 2, \"share\": [...],\n"
-	"                     \"verbose\": true) and \"command\": [CMD, ARGS...]; flags\n"
-	"                     given as well override it (lists add to it)\n"
+	"                     \"verbose\": true), \"command\": [CMD, ARGS...] and\n"
+	"                     \"profiles\": {NAME: {OPTIONS...}}; read after the default\n"
+	"                     file ($FSVM_CONFIG, else ~/.config/fsvm/config.json when\n"
+	"                     there is one); flags given as well override both (lists\n"
+	"                     add to them)\n"
+	"  --profile NAME     apply profile NAME of the config files' \"profiles\" too\n"
+	"                     (after the files' own options, before the flags)\n"
 	"  --guest-kernel K   which bundled guest boots: 6.1 or 6.12, Debian's kernels\n"
 	"                     with fsvm's initramfs each, or microvm (--microvm)\n"
-	"                     (default: $FSVM_GUEST_KERNEL, else " CLI_DEFAULT_GUEST_KERNEL "), or a folder (a path with a '/') holding\n"
-	"                     kernel/vmlinux or kernel/vmlinuz, and initramfs.cpio\n"
+	"                     (default: $FSVM_GUEST_KERNEL, else " CLI_DEFAULT_GUEST_KERNEL "), or a folder\n"
+	"                     (a path with a '/') holding kernel/vmlinux or\n"
+	"                     kernel/vmlinuz, and initramfs.cpio\n"
 	"  --kernel PATH      bzImage or ELF vmlinux to boot (default: the guest\n"
 	"                     kernel's); from a build tree, its modules come along\n"
 	"  --modules DIR      the kernel's modules, as `make modules_install\n"
@@ -56,6 +65,11 @@ const char cli_usage[] =
 	"  --env NAME[=VALUE]\n"
 	"                     set NAME in CMD's environment; NAME alone passes this\n"
 	"                     process's value, if it has one; repeatable\n"
+	"  --env-file FILE    --env for each line of FILE, in docker's format:\n"
+	"                     NAME=VALUE (the value as it is, no quotes) or NAME;\n"
+	"                     blank lines and # comments skipped; repeatable\n"
+	"  --exec CMD         run CMD through the guest's /bin/sh -c, instead of a\n"
+	"                     command after the options (virtme-ng's spelling)\n"
 	"  --user             run CMD as your uid and gid, with your HOME, not as root;\n"
 	"                     your files on the shares are yours in the guest too\n"
 	"  --root DIR         host folder that is the guest's / (default /), read-only\n"
@@ -122,10 +136,18 @@ const char cli_usage[] =
 	"  --no-seccomp       run without the system-call filter (for debugging)\n"
 	"\n"
 	"Environment:\n"
+	"  FSVM_CONFIG        the default config file, which must exist (set and\n"
+	"                     empty: none; unset: ~/.config/fsvm/config.json, if\n"
+	"                     there is one)\n"
 	"  FSVM_GUEST_DIR     the folder holding the packaged guests: 6.1/, 6.12/ and\n"
-	"                     microvm/, each with kernel/vmlinuz (or vmlinux) and\n"
-	"                     initramfs.cpio (default: found beside the fsvm binary)\n"
-	"  FSVM_GUEST_KERNEL  the default for --guest-kernel\n";
+	"                     microvm/, each with kernel/vmlinux (or vmlinuz) and\n"
+	"                     initramfs.cpio (default: build/guest beside the fsvm\n"
+	"                     binary, else ../lib/fsvm or ../share/fsvm beside it)\n"
+	"  FSVM_GUEST_KERNEL  the default for --guest-kernel\n"
+	"  HOME               where ~/.config is; with --user, CMD's HOME when the\n"
+	"                     password database has none for you\n"
+	"  SUDO_UID, SUDO_GID\n"
+	"                     fsvm started as root: who guest root is on the shares\n";
 
 unsigned int cli_default_cpus(void)
 {
@@ -209,12 +231,13 @@ enum { OPT_KERNEL = 256, OPT_MODULES, OPT_INITRD, OPT_CPUS, OPT_MEM,
        OPT_GID_MAP, OPT_HOST_ROOT, OPT_NO_SECCOMP, OPT_CWD, OPT_ENV,
        OPT_USER, OPT_JSON, OPT_JSON_FILE, OPT_CONFIG, OPT_GUEST_KERNEL, OPT_MICROVM,
        OPT_NET, OPT_MAC, OPT_PUBLISH, OPT_DISK, OPT_GDB, OPT_GDB_WAIT,
-       OPT_STDIN };
+       OPT_PROFILE, OPT_ENV_FILE, OPT_EXEC, OPT_STDIN };
 
 /* Every option, once: getopt reads this table, and so does a config file,
  * whose keys are the long names (vmm/config_file.c). */
 static const struct option run_options[] = {
 	{"config", required_argument, NULL, OPT_CONFIG},
+	{"profile", required_argument, NULL, OPT_PROFILE},
 	{"guest-kernel", required_argument, NULL, OPT_GUEST_KERNEL},
 	{"kernel", required_argument, NULL, OPT_KERNEL},
 	{"modules", required_argument, NULL, OPT_MODULES},
@@ -226,6 +249,8 @@ static const struct option run_options[] = {
 	{"cmdline", required_argument, NULL, OPT_CMDLINE},
 	{"cwd", required_argument, NULL, OPT_CWD},
 	{"env", required_argument, NULL, OPT_ENV},
+	{"env-file", required_argument, NULL, OPT_ENV_FILE},
+	{"exec", required_argument, NULL, OPT_EXEC}, /* virtme-ng's */
 	{"user", no_argument, NULL, OPT_USER},
 	{"timeout", required_argument, NULL, OPT_TIMEOUT},
 	{"stdin", required_argument, NULL, OPT_STDIN},
@@ -274,7 +299,8 @@ static int short_alias(int opt)
 
 static bool repeatable(int id)
 {
-	return id == OPT_APPEND || id == OPT_CMDLINE || id == OPT_ENV || id == OPT_SHARE ||
+	return id == OPT_APPEND || id == OPT_CMDLINE || id == OPT_ENV ||
+	       id == OPT_ENV_FILE || id == OPT_SHARE ||
 	       id == OPT_RODIR || id == OPT_RWDIR || id == OPT_UID_MAP ||
 	       id == OPT_GID_MAP || id == OPT_PUBLISH || id == OPT_DISK;
 }
@@ -643,6 +669,17 @@ static int parse_run_option(int opt, char *arg, struct fsvm_config *cfg,
 		return 0;
 	case OPT_ENV:
 		return add_env(cfg, arg, err, errlen);
+	case OPT_ENV_FILE:
+		return env_file_load(arg, cfg, err, errlen);
+	case OPT_EXEC:
+		if (!*arg)
+			return cli_error(err, errlen, "%s",
+					 "--exec: the command is empty");
+		/* It replaces a command said before it (a config file's). */
+		cfg->exec = arg;
+		cfg->guest_argv = NULL;
+		cfg->guest_argc = 0;
+		return 0;
 	case OPT_USER:
 		cfg->user = true;
 		return 0;
@@ -655,6 +692,7 @@ static int parse_run_option(int opt, char *arg, struct fsvm_config *cfg,
 	case OPT_RWDIR:
 		return add_dir_share(cfg, opt == OPT_RODIR, arg, err, errlen);
 	case OPT_CONFIG:
+	case OPT_PROFILE:
 		return 0; /* read before the other flags (cli_parse) */
 	case OPT_CPUS: {
 		errno = 0;
@@ -706,45 +744,55 @@ static int parse_run_option(int opt, char *arg, struct fsvm_config *cfg,
 	}
 }
 
-/* Edits (insert, delete, replace) from a to b, for "did you mean". */
+/* Edits (insert, delete, replace, swap two neighbours) from a to b, for
+ * "did you mean": "--cpsu" is one from "--cpus". */
 static size_t edits(const char *a, size_t alen, const char *b)
 {
-	size_t blen = strlen(b), row[64];
+	size_t blen = strlen(b), rows[3][64];
 	if (alen >= 63 || blen >= 63)
 		return SIZE_MAX;
+	size_t *before = rows[0], *prev = rows[1], *row = rows[2];
 	for (size_t j = 0; j <= blen; j++)
-		row[j] = j;
+		prev[j] = j;
 	for (size_t i = 1; i <= alen; i++) {
-		size_t diag = row[0];
 		row[0] = i;
 		for (size_t j = 1; j <= blen; j++) {
-			size_t up = row[j];
-			size_t best = diag + (a[i - 1] != b[j - 1]);
-			best = up + 1 < best ? up + 1 : best;
+			size_t best = prev[j - 1] + (a[i - 1] != b[j - 1]);
+			best = prev[j] + 1 < best ? prev[j] + 1 : best;
 			best = row[j - 1] + 1 < best ? row[j - 1] + 1 : best;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] &&
+			    a[i - 2] == b[j - 1] && before[j - 2] + 1 < best)
+				best = before[j - 2] + 1;
 			row[j] = best;
-			diag = up;
 		}
+		size_t *oldest = before;
+		before = prev;
+		prev = row;
+		row = oldest;
 	}
-	return row[blen];
+	return prev[blen];
 }
 
-/* The option an unknown long one was most likely meant to be, if any is
- * near enough (one edit in a short name, two in a longer one). */
-static const char *nearest_option(const char *word)
+/* The options an unknown long one was most likely meant to be, if any is
+ * near enough (one edit in a short name, two in a longer one): *near,
+ * and *also when another is as near ("--ent": --env or --net). */
+static void nearest_options(const char *word, const char **near,
+			    const char **also)
 {
 	const char *name = word + 2, *eq = strchr(name, '=');
 	size_t len = eq ? (size_t)(eq - name) : strlen(name);
 	size_t best = len <= 4 ? 2 : 3;
-	const char *found = NULL;
+	*near = *also = NULL;
 	for (const struct option *o = run_options; o->name; o++) {
 		size_t d = edits(name, len, o->name);
 		if (d < best) {
 			best = d;
-			found = o->name;
+			*near = o->name;
+			*also = NULL;
+		} else if (d == best && *near && !*also) {
+			*also = o->name;
 		}
 	}
-	return found;
 }
 
 /* getopt_long said '?': say which option was wrong, and how. */
@@ -760,12 +808,18 @@ static int cli_option_error(char **argv, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	const char *word = argv[optind - 1];
-	const char *near = !optopt && !strncmp(word, "--", 2) ? nearest_option(word) : NULL;
+	const char *near = NULL, *also = NULL;
+	if (!optopt && !strncmp(word, "--", 2))
+		nearest_options(word, &near, &also);
 	if (optopt && short_alias(optopt) != optopt)
 		snprintf(err, errlen, "option '-%c' needs a value", optopt);
 	else if (optopt)
 		snprintf(err, errlen, "unknown option '-%c' (try fsvm --help)",
 			 optopt);
+	else if (near && also)
+		snprintf(err, errlen,
+			 "unknown option '%s' (did you mean '--%s' or '--%s'?)",
+			 word, near, also);
 	else if (near)
 		snprintf(err, errlen, "unknown option '%s' (did you mean '--%s'?)",
 			 word, near);
@@ -786,8 +840,8 @@ static const struct option *find_option(const char *name)
 int cli_option_kind(const char *name, bool *repeats)
 {
 	const struct option *o = find_option(name);
-	if (!o || o->val == OPT_CONFIG || o->val == 'h')
-		return -ENOENT; /* no config file in a config file, no help */
+	if (!o || o->val == OPT_CONFIG || o->val == OPT_PROFILE || o->val == 'h')
+		return -ENOENT; /* no config file or profile in a config file, no help */
 	*repeats = repeatable(o->val);
 	return o->has_arg == no_argument ? 0 : 1;
 }
@@ -842,6 +896,62 @@ static bool misparsed(const struct option *o, const char *word,
 	return false;
 }
 
+/* --help (or -h) among the words before a "--": it wins over whatever
+ * else is wrong there. */
+static bool asks_for_help(int argc, char **argv)
+{
+	for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return true;
+	return false;
+}
+
+static int unknown_command(const char *sub, char *err, size_t errlen)
+{
+	static const char *const commands[] = {"run", "kconfig", "oci",
+					       "help", "version"};
+	size_t len = strlen(sub), best = len <= 4 ? 2 : 3;
+	const char *near = NULL;
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		size_t d = edits(sub, len, commands[i]);
+		if (d < best) {
+			best = d;
+			near = commands[i];
+		}
+	}
+	if (near && sub[0] != '-')
+		snprintf(err, errlen, "unknown command '%s' (did you mean '%s'?)",
+			 sub, near);
+	else
+		snprintf(err, errlen, "unknown command '%s' (try fsvm --help)",
+			 sub);
+	return -EINVAL;
+}
+
+/* --exec CMD: the guest's /bin/sh -c CMD, as virtme-ng runs it. */
+static int exec_argv(struct fsvm_config *cfg)
+{
+	char **argv = calloc(4, sizeof(*argv));
+	if (!argv || !cli_own(cfg, (char *)argv))
+		return -ENOMEM;
+	argv[0] = "/bin/sh";
+	argv[1] = "-c";
+	argv[2] = (char *)cfg->exec;
+	cfg->guest_argv = argv;
+	cfg->guest_argc = 3;
+	return 0;
+}
+
+void cli_list_options(FILE *out)
+{
+	for (const struct option *o = run_options; o->name; o++)
+		fprintf(out, "--%s%s\n", o->name,
+			o->has_arg == required_argument ? " VALUE" : "");
+	for (size_t i = 0; i < sizeof(short_aliases) / sizeof(short_aliases[0]); i++)
+		fprintf(out, "-%c VALUE\n", short_aliases[i].letter);
+	fputs("-v\n-h\n", out);
+}
+
 int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 	      size_t errlen)
 {
@@ -856,13 +966,19 @@ int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 		return -EINVAL;
 	}
 	const char *sub = argv[1];
-	if (!strcmp(sub, "--help") || !strcmp(sub, "-h") ||
-	    !strcmp(sub, "help")) {
+	/* fsvm run finds its --help among its flags, below (what follows
+	 * them is the guest's command: fsvm run ls --help is ls's). */
+	if (!strcmp(sub, "help") ||
+	    (strcmp(sub, "run") && asks_for_help(argc, argv))) {
 		cfg->command = CLI_HELP;
 		return 0;
 	}
 	if (!strcmp(sub, "--version") || !strcmp(sub, "version")) {
 		cfg->command = CLI_VERSION;
+		return 0;
+	}
+	if (!strcmp(sub, "--list-options")) {
+		cfg->command = CLI_LIST_OPTIONS;
 		return 0;
 	}
 	if (!strcmp(sub, "kconfig")) {
@@ -883,8 +999,7 @@ int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 		return 0;
 	}
 	if (strcmp(sub, "run"))
-		return cli_error(err, errlen,
-				 "unknown command '%s' (try fsvm --help)", sub);
+		return unknown_command(sub, err, errlen);
 
 	/* Two passes over the flags: the first checks them and finds
 	 * --config, whose file is applied before the second, so flags
@@ -893,6 +1008,7 @@ int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 	int sub_argc = argc - 1;
 	char **sub_argv = argv + 1;
 	int opt, index;
+	bool exec_flag = false;
 	for (int pass = 0; pass < 2; pass++) {
 		/* The first pass reads every flag before it says what was
 		 * wrong: --help anywhere among them wins. */
@@ -917,10 +1033,17 @@ int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 				      optind < sub_argc ? sub_argv[optind] : NULL,
 				      err, errlen))
 				wrong = -EINVAL;
-			help = help || opt == 'h';
+			/* --help taken as a value (--cpus --help) is still
+			 * --help: it wins over a missing value too. */
+			help = help || opt == 'h' ||
+			       (optarg && optarg == sub_argv[optind - 1] &&
+				(!strcmp(optarg, "--help") || !strcmp(optarg, "-h")));
 			opt = short_alias(opt);
 			if (pass == 0 && opt == OPT_CONFIG)
 				cfg->config = optarg;
+			if (pass == 0 && opt == OPT_PROFILE)
+				cfg->profile = optarg;
+			exec_flag = exec_flag || opt == OPT_EXEC;
 			if (pass == 1) {
 				int ret = parse_run_option(opt, optarg, cfg,
 							   err, errlen);
@@ -934,14 +1057,21 @@ int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 		}
 		if (wrong)
 			return wrong;
-		if (pass == 0 && cfg->config &&
-		    config_file_load(cfg->config, cfg, err, errlen))
+		if (pass == 0 &&
+		    config_file_load(cfg->config, cfg->profile, cfg, err, errlen))
 			return -EINVAL;
 	}
 	if (sub_argc > optind) {
+		if (exec_flag)
+			return cli_error(err, errlen,
+					 "--exec: its CMD is the command (the guest's sh -c runs it), so '%s' after it does not apply",
+					 sub_argv[optind]);
+		cfg->exec = NULL; /* a config file's: the flags' command wins */
 		cfg->guest_argc = sub_argc - optind;
 		cfg->guest_argv = sub_argv + optind;
 	}
+	if (cfg->exec && exec_argv(cfg))
+		return cli_error(err, errlen, "%s", "--exec: out of memory");
 	if (!cfg->guest_kernel) {
 		const char *env = getenv("FSVM_GUEST_KERNEL");
 		if (env && *env && !guest_kernel_valid(env))

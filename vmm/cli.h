@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* FSVM_VERSION comes from the VERSION file (Makefile). */
 #define CLI_MIN_MEM (64ULL << 20)
@@ -21,7 +22,8 @@
 #define CLI_MAX_ENV 256
 #define CLI_CMDLINE_MAX 2048 /* the x86 kernel's COMMAND_LINE_SIZE */
 
-enum cli_command { CLI_RUN, CLI_HELP, CLI_VERSION, CLI_KCONFIG };
+/* CLI_LIST_OPTIONS: `fsvm --list-options`, for the shell completion. */
+enum cli_command { CLI_RUN, CLI_HELP, CLI_VERSION, CLI_KCONFIG, CLI_LIST_OPTIONS };
 
 /* How the guest reaches the virtio-fs devices. */
 enum cli_transport { CLI_TRANSPORT_PCI, CLI_TRANSPORT_MMIO };
@@ -138,6 +140,8 @@ struct fsvm_config {
 	bool json;                /* a JSON summary on exit (docs/json.md) */
 	const char *json_file;    /* where; NULL: stdout */
 	const char *config;       /* --config FILE, applied before the flags */
+	const char *profile;      /* --profile NAME: its options from the files */
+	const char *exec;         /* --exec CMD: the command is /bin/sh -c CMD */
 	/* A container's job (`fsvm oci`); NULL for `fsvm run`. */
 	const struct container_job *container;
 	char **guest_argv;        /* the command to run in the guest */
@@ -148,8 +152,8 @@ struct fsvm_config {
 	size_t nr_owned;
 };
 
-/* Parses argv into *cfg: the --config file first, then the flags, which
- * override it. On error returns -EINVAL with a one-line reason in err.
+/* Parses argv into *cfg: the config files first (vmm/config_file.h), then
+ * the flags, which override them. On error returns -EINVAL with a one-line reason in err.
  * cli_free releases what it made, after success or failure. */
 int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 	      size_t errlen);
@@ -189,6 +193,10 @@ int cli_parse_id_map(const char *spec, struct cli_id_map *map);
 /* Parses "512", "512M", "2G", "1048576K": a size in bytes, MiB when no
  * suffix is given. */
 int cli_parse_size(const char *s, uint64_t *bytes);
+
+/* Every option of fsvm run, one a line: "--NAME" and, for one that takes
+ * a value, " VALUE" (the shell completion's list: completion/fsvm.bash). */
+void cli_list_options(FILE *out);
 
 extern const char cli_usage[];
 

@@ -1,12 +1,15 @@
-/* Reads a config file with json-c and hands each key to cli_apply(), so a
- * key means exactly what its flag means. */
+/* Reads config files with json-c and hands each key to cli_apply(), so a
+ * key means exactly what its flag means; picks a profile among them. */
 #include "vmm/config_file.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <stdint.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Big enough for any option's value; a larger file is not a config. */
 #define CONFIG_MAX_BYTES (1 << 20)
@@ -90,6 +93,7 @@ static int apply_command(struct fsvm_config *cfg, const char *path,
 	}
 	cfg->guest_argv = argv;
 	cfg->guest_argc = (int)n;
+	cfg->exec = NULL; /* the later of "exec" and "command" is the command */
 	return 0;
 }
 
@@ -134,20 +138,31 @@ static int apply_key(struct fsvm_config *cfg, const char *path,
 }
 
 #define CONFIG_MAX_KEYS 256
+#define CONFIG_MAX_DEPTH 32 /* json-c's own limit (JSON_TOKENER_DEFAULT_DEPTH) */
+#define NOT_AN_OBJECT UINT32_MAX
 
 /* json-c keeps the last of two equal keys ({"cpus": 2, "cpus": 3} is 3):
- * the object's own keys are read from the text, and a second one is
- * refused. Returns the offset of the first repeated key, or -1. */
+ * each object's keys (the file's own, a profile's) are read from the text,
+ * which json-c has passed as strict JSON, and a second one is refused.
+ * Returns the offset of the first repeated key, or -1. */
 static long repeated_key(const char *text)
 {
 	size_t start[CONFIG_MAX_KEYS], len[CONFIG_MAX_KEYS];
+	/* Where each open object's keys begin in start[], or NOT_AN_OBJECT
+	 * for a list. */
+	uint32_t frame[CONFIG_MAX_DEPTH];
 	unsigned int n = 0, depth = 0;
 	for (size_t i = 0; text[i]; i++) {
 		char c = text[i];
 		if (c == '{' || c == '[') {
-			depth++;
+			if (depth == CONFIG_MAX_DEPTH)
+				return -1;
+			frame[depth++] = c == '{' ? n : NOT_AN_OBJECT;
 		} else if (c == '}' || c == ']') {
-			depth--;
+			if (!depth)
+				return -1;
+			if (frame[--depth] != NOT_AN_OBJECT)
+				n = frame[depth];
 		} else if (c == '"') {
 			size_t from = ++i;
 			while (text[i] && text[i] != '"')
@@ -155,9 +170,10 @@ static long repeated_key(const char *text)
 			if (!text[i])
 				return -1;
 			size_t after = i + 1 + strspn(text + i + 1, " \t\r\n");
-			if (depth != 1 || text[after] != ':')
+			if (!depth || frame[depth - 1] == NOT_AN_OBJECT ||
+			    text[after] != ':')
 				continue;
-			for (unsigned int k = 0; k < n; k++)
+			for (unsigned int k = frame[depth - 1]; k < n; k++)
 				if (len[k] == i - from &&
 				    !memcmp(text + start[k], text + from, len[k]))
 					return (long)from;
@@ -179,11 +195,14 @@ static int line_of(const char *text, size_t offset)
 	return line;
 }
 
-static int read_text(const char *path, char **text, char *err, size_t errlen)
+/* label names the file in a message that it cannot be read: "--config
+ * FILE", "FSVM_CONFIG=FILE" or the file itself. */
+static int read_text(const char *path, const char *label, char **text,
+		     char *err, size_t errlen)
 {
 	FILE *f = fopen(path, "re");
 	if (!f) {
-		snprintf(err, errlen, "--config %s: %s", path, strerror(errno));
+		snprintf(err, errlen, "%s: %s", label, strerror(errno));
 		return -EINVAL;
 	}
 	char *buf = malloc(CONFIG_MAX_BYTES + 1);
@@ -192,7 +211,7 @@ static int read_text(const char *path, char **text, char *err, size_t errlen)
 	fclose(f);
 	if (!buf || bad || n > CONFIG_MAX_BYTES) {
 		free(buf);
-		snprintf(err, errlen, "--config %s: %s", path,
+		snprintf(err, errlen, "%s: %s", label,
 			 !buf ? "out of memory"
 			 : bad ? "cannot read it"
 			       : "larger than 1 MiB");
@@ -203,11 +222,12 @@ static int read_text(const char *path, char **text, char *err, size_t errlen)
 	return 0;
 }
 
-int config_file_load(const char *path, struct fsvm_config *cfg, char *err,
-		     size_t errlen)
+/* The file as one strict JSON object, in *root. */
+static int parse_file(const char *path, const char *label,
+		      struct json_object **root, char *err, size_t errlen)
 {
 	char *text;
-	if (read_text(path, &text, err, errlen))
+	if (read_text(path, label, &text, err, errlen))
 		return -EINVAL;
 	struct json_tokener *tok = json_tokener_new();
 	if (!tok) {
@@ -220,12 +240,12 @@ int config_file_load(const char *path, struct fsvm_config *cfg, char *err,
 					    JSON_TOKENER_ALLOW_TRAILING_CHARS);
 	size_t len = strlen(text);
 	long again = -1;
-	struct json_object *root = json_tokener_parse_ex(tok, text, (int)len);
+	*root = json_tokener_parse_ex(tok, text, (int)len);
 	enum json_tokener_error jerr = json_tokener_get_error(tok);
 	size_t end = json_tokener_get_parse_end(tok);
 	json_tokener_free(tok);
 	int ret = 0;
-	if (jerr != json_tokener_success || !root) {
+	if (jerr != json_tokener_success || !*root) {
 		char what[160];
 		snprintf(what, sizeof(what), "line %d: not valid JSON (%s)",
 			 line_of(text, end),
@@ -238,7 +258,7 @@ int config_file_load(const char *path, struct fsvm_config *cfg, char *err,
 		snprintf(what, sizeof(what), "line %d: text after the object",
 			 line_of(text, end));
 		ret = config_error(err, errlen, path, NULL, what);
-	} else if (!json_object_is_type(root, json_type_object)) {
+	} else if (!json_object_is_type(*root, json_type_object)) {
 		ret = config_error(err, errlen, path, NULL,
 				   "expected one JSON object ({\"cpus\": 2, ...})");
 	} else if ((again = repeated_key(text)) >= 0) {
@@ -246,14 +266,151 @@ int config_file_load(const char *path, struct fsvm_config *cfg, char *err,
 		snprintf(what, sizeof(what), "line %d: a key given twice",
 			 line_of(text, (size_t)again));
 		ret = config_error(err, errlen, path, NULL, what);
-	} else {
-		json_object_object_foreach(root, key, v)
-		{
-			if ((ret = apply_key(cfg, path, key, v, err, errlen)))
-				break;
+	}
+	free(text);
+	if (ret) {
+		json_object_put(*root);
+		*root = NULL;
+	}
+	return ret;
+}
+
+/* "profiles": {"NAME": {options...}, ...}, checked whole whichever is
+ * picked, so a mistake in one is found before the day it is used. */
+static int check_profiles(const char *path, struct json_object *profiles,
+			  char *err, size_t errlen)
+{
+	if (!json_object_is_type(profiles, json_type_object))
+		return config_error(err, errlen, path, "profiles",
+				    "expected an object of profiles ({\"ci\": {\"cpus\": 2}})");
+	json_object_object_foreach(profiles, name, options)
+	{
+		if (!json_object_is_type(options, json_type_object)) {
+			char what[160];
+			snprintf(what, sizeof(what),
+				 "profile '%s' is not an object of options", name);
+			return config_error(err, errlen, path, "profiles", what);
 		}
 	}
-	json_object_put(root);
-	free(text);
+	return 0;
+}
+
+/* An object's options, each key through apply_key; where names it in a
+ * message (the file, or the file and the profile). */
+static int apply_object(struct fsvm_config *cfg, const char *where,
+			struct json_object *obj, bool top, char *err,
+			size_t errlen)
+{
+	json_object_object_foreach(obj, key, v)
+	{
+		int ret;
+		if (!strcmp(key, "profiles"))
+			ret = top ? check_profiles(where, v, err, errlen)
+				  : config_error(err, errlen, where, key,
+						 "a profile holds options, not profiles");
+		else
+			ret = apply_key(cfg, where, key, v, err, errlen);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* --profile NAME found in none of the files: the ones there are. */
+static int no_such_profile(const char *profile, struct json_object **roots,
+			   const char *const *paths, size_t n, char *err,
+			   size_t errlen)
+{
+	char names[256] = "";
+	size_t len = 0;
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *profiles;
+		if (!json_object_object_get_ex(roots[i], "profiles", &profiles))
+			continue;
+		json_object_object_foreach(profiles, name, options)
+		{
+			(void)options;
+			int w = snprintf(names + len, sizeof(names) - len, "%s%s",
+					 len ? ", " : "", name);
+			len = w < 0 ? len : len + (size_t)w;
+			if (len >= sizeof(names))
+				len = sizeof(names) - 1;
+		}
+	}
+	if (!n)
+		snprintf(err, errlen,
+			 "--profile '%s': there is no config file to take it from ($FSVM_CONFIG, ~/.config/fsvm/config.json or --config FILE)",
+			 profile);
+	else if (!len)
+		snprintf(err, errlen,
+			 "--profile '%s': there are no \"profiles\" in %s%s%s",
+			 profile, paths[0], n > 1 ? " or " : "",
+			 n > 1 ? paths[1] : "");
+	else
+		snprintf(err, errlen,
+			 "--profile '%s': no such profile (there are: %s)",
+			 profile, names);
+	return -EINVAL;
+}
+
+/* $FSVM_CONFIG (which must exist; empty: none), else
+ * ~/.config/fsvm/config.json when there is one. 0: none. */
+static int default_file(char *path, size_t len, char *label, size_t labellen)
+{
+	const char *env = getenv("FSVM_CONFIG"), *home = getenv("HOME");
+	if (env) {
+		snprintf(path, len, "%s", env);
+		snprintf(label, labellen, "FSVM_CONFIG=%s", env);
+		return *env != '\0';
+	}
+	if (!home || !*home)
+		return 0;
+	snprintf(path, len, "%s/.config/fsvm/config.json", home);
+	snprintf(label, labellen, "%s", path);
+	struct stat st;
+	/* There but unreadable is a mistake to say, not a file to skip. */
+	return stat(path, &st) == 0 || (errno != ENOENT && errno != ENOTDIR);
+}
+
+int config_file_load(const char *config, const char *profile,
+		     struct fsvm_config *cfg, char *err, size_t errlen)
+{
+	char default_path[PATH_MAX], default_label[PATH_MAX + 16];
+	char config_label[PATH_MAX + 16];
+	const char *paths[2], *labels[2];
+	struct json_object *roots[2] = {NULL, NULL};
+	size_t n = 0;
+	if (default_file(default_path, sizeof(default_path), default_label,
+			 sizeof(default_label))) {
+		paths[n] = default_path;
+		labels[n++] = default_label;
+	}
+	if (config) {
+		snprintf(config_label, sizeof(config_label), "--config %s", config);
+		paths[n] = config;
+		labels[n++] = config_label;
+	}
+	int ret = 0;
+	for (size_t i = 0; !ret && i < n; i++)
+		ret = parse_file(paths[i], labels[i], &roots[i], err, errlen);
+	for (size_t i = 0; !ret && i < n; i++)
+		ret = apply_object(cfg, paths[i], roots[i], true, err, errlen);
+	/* The profile after the files' own options, before the flags. */
+	bool found = false;
+	for (size_t i = 0; !ret && profile && i < n; i++) {
+		struct json_object *profiles, *options;
+		if (!json_object_object_get_ex(roots[i], "profiles", &profiles) ||
+		    !json_object_object_get_ex(profiles, profile, &options))
+			continue;
+		char where[PATH_MAX + 300];
+		snprintf(where, sizeof(where), "%s: profile '%s'", paths[i],
+			 profile);
+		ret = apply_object(cfg, where, options, false, err, errlen);
+		found = true;
+	}
+	if (!ret && profile && !found)
+		ret = no_such_profile(profile, roots, paths, n, err, errlen);
+	for (size_t i = 0; i < n; i++)
+		json_object_put(roots[i]);
 	return ret;
 }

@@ -60,6 +60,9 @@ int main(int argc, char **argv)
 	case CLI_VERSION:
 		print_version();
 		return 0;
+	case CLI_LIST_OPTIONS:
+		cli_list_options(stdout);
+		return 0;
 	case CLI_KCONFIG: {
 		int missing = kconfig_check(cfg.kconfig, cfg.kconfig_features, stdout, stderr);
 		return missing < 0 ? EXIT_VMM_ERROR : missing > 0;

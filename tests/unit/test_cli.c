@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -570,6 +571,8 @@ static void test_other_spellings(void **state)
 		     "unknown option '--timout' (did you mean '--timeout'?)");
 	expect_error(parse("run", "--sahre=/x", "true"),
 		     "unknown option '--sahre=/x' (did you mean '--share'?)");
+	expect_error(parse("run", "--ent", "A=1", "true"),
+		     "unknown option '--ent' (did you mean '--env' or '--net'?)");
 }
 
 static void test_missing_value(void **state)
@@ -647,7 +650,7 @@ static void test_unknown_subcommand(void **state)
 {
 	(void)state;
 	expect_error(parse("start"), "unknown command 'start' (try fsvm --help)");
-	expect_error(parse("Run"), "unknown command 'Run' (try fsvm --help)");
+	expect_error(parse("Run"), "unknown command 'Run' (did you mean 'run'?)");
 	expect_error(parse("-v", "run"), "unknown command '-v' (try fsvm --help)");
 	expect_error(parse(""), "unknown command '' (try fsvm --help)");
 }
@@ -1101,6 +1104,383 @@ static void test_bad_config_files(void **state)
 		     "--config /nonexistent/vm.json: No such file or directory");
 }
 
+/* The HOME the tests run with: a fresh folder, so the user's own
+ * ~/.config/fsvm/config.json never counts. */
+static char test_home[64];
+
+/* Writes text to path (made or replaced). */
+static void write_file(const char *path, const char *text, size_t len)
+{
+	FILE *f = fopen(path, "we");
+	assert_non_null(f);
+	assert_int_equal(fwrite(text, 1, len, f), len);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void home_config(const char *text)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "%s/.config", test_home);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/.config/fsvm", test_home);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/.config/fsvm/config.json", test_home);
+	if (text)
+		write_file(path, text, strlen(text));
+	else
+		unlink(path);
+}
+
+/* $FSVM_CONFIG, else ~/.config/fsvm/config.json when there is one, then
+ * --config, then the flags. */
+static void test_default_config_file(void **state)
+{
+	(void)state;
+	unsetenv("FSVM_CONFIG");
+	struct parsed *p = parse("run");
+	expect_ok(p); /* none: the defaults */
+	assert_int_equal(p->cfg.cpus, cli_default_cpus());
+	done(p);
+	home_config("{\"cpus\": 3, \"env\": [\"D=home\"]}");
+	p = parse("run");
+	expect_ok(p);
+	assert_int_equal(p->cfg.cpus, 3);
+	assert_string_equal(p->cfg.env[0], "D=home");
+	done(p);
+	const char *path = config_file("{\"cpus\": 4, \"env\": [\"C=config\"]}");
+	p = parse("run", "--env", "F=flag", "--config", path);
+	expect_ok(p);
+	assert_int_equal(p->cfg.cpus, 4);
+	assert_int_equal(p->cfg.nr_env, 3);
+	assert_string_equal(p->cfg.env[0], "D=home");
+	assert_string_equal(p->cfg.env[1], "C=config");
+	assert_string_equal(p->cfg.env[2], "F=flag");
+	done(p);
+	p = parse("run", "--config", path, "--cpus", "5");
+	expect_ok(p);
+	assert_int_equal(p->cfg.cpus, 5);
+	done(p);
+	/* $FSVM_CONFIG instead of the home's; empty: none at all. */
+	setenv("FSVM_CONFIG", path, 1);
+	p = parse("run");
+	expect_ok(p);
+	assert_int_equal(p->cfg.cpus, 4);
+	assert_int_equal(p->cfg.nr_env, 1);
+	assert_string_equal(p->cfg.env[0], "C=config");
+	done(p);
+	setenv("FSVM_CONFIG", "", 1);
+	p = parse("run");
+	expect_ok(p);
+	assert_int_equal(p->cfg.cpus, cli_default_cpus());
+	done(p);
+	setenv("FSVM_CONFIG", "/nonexistent/config.json", 1);
+	expect_error(parse("run"),
+		     "FSVM_CONFIG=/nonexistent/config.json: No such file or directory");
+	/* --help wins over a bad default file; kconfig reads none. */
+	expect_command(parse("run", "--help"), CLI_HELP);
+	expect_command(parse("kconfig"), CLI_KCONFIG);
+	unsetenv("FSVM_CONFIG");
+	unlink(path);
+	/* The home's file is as strict as any. */
+	char want[256];
+	home_config("{\"cpus\": 2,\n \"cpus\": 3}");
+	snprintf(want, sizeof(want), "%s/.config/fsvm/config.json: line 2: a key given twice",
+		 test_home);
+	expect_error(parse("run"), want);
+	home_config("{\"cpus\": 2, // two\n}");
+	snprintf(want, sizeof(want),
+		 "%s/.config/fsvm/config.json: line 1: not valid JSON (quoted object property name expected)",
+		 test_home);
+	expect_error(parse("run"), want);
+	home_config("{\"mem\": \"lots\"}");
+	snprintf(want, sizeof(want),
+		 "%s/.config/fsvm/config.json: key 'mem': 'lots' is not a size from 64M to 1T (e.g. 512M, 2G)",
+		 test_home);
+	expect_error(parse("run"), want);
+	home_config(NULL);
+}
+
+static void test_profiles(void **state)
+{
+	(void)state;
+	unsetenv("FSVM_CONFIG");
+	home_config(NULL);
+	const char *path = config_file(
+		"{\"cpus\": 2, \"mem\": \"1G\", \"env\": [\"A=top\"],\n"
+		" \"profiles\": {\"ci\": {\"mem\": \"2G\", \"timeout\": 600,\n"
+		"                        \"env\": [\"P=ci\"], \"command\": [\"make\", \"check\"]},\n"
+		"              \"dev\": {\"verbose\": true}}}");
+	struct parsed *p = parse("run", "--config", path);
+	expect_ok(p); /* no --profile: none of them */
+	assert_int_equal(p->cfg.mem, GIB);
+	assert_false(p->cfg.verbose);
+	assert_int_equal(p->cfg.guest_argc, 0);
+	done(p);
+	p = parse("run", "--profile", "ci", "--config", path);
+	expect_ok(p);
+	assert_int_equal(p->cfg.cpus, 2);
+	assert_int_equal(p->cfg.mem, 2 * GIB);
+	assert_true(p->cfg.timeout == 600);
+	assert_int_equal(p->cfg.nr_env, 2);
+	assert_string_equal(p->cfg.env[1], "P=ci");
+	expect_guest_argv(p, (const char *const[]){"make", "check"}, 2);
+	done(p);
+	p = parse("run", "--config", path, "--profile=ci", "--mem", "3G", "true");
+	expect_ok(p); /* flags override the profile */
+	assert_int_equal(p->cfg.mem, 3 * GIB);
+	expect_guest_argv(p, (const char *const[]){"true"}, 1);
+	done(p);
+	char want[512];
+	expect_error(parse("run", "--config", path, "--profile", "big"),
+		     "--profile 'big': no such profile (there are: ci, dev)");
+	/* A profile of the default file follows --config's own options. */
+	home_config("{\"profiles\": {\"fast\": {\"cpus\": 4}}}");
+	const char *plain = config_file("{\"cpus\": 1}");
+	p = parse("run", "--config", plain, "--profile", "fast");
+	expect_ok(p);
+	assert_int_equal(p->cfg.cpus, 4);
+	done(p);
+	home_config(NULL);
+	snprintf(want, sizeof(want),
+		 "--profile 'fast': there are no \"profiles\" in %s", plain);
+	expect_error(parse("run", "--config", plain, "--profile", "fast"), want);
+	unlink(plain);
+	expect_error(parse("run", "--profile", "ci"),
+		     "--profile 'ci': there is no config file to take it from ($FSVM_CONFIG, ~/.config/fsvm/config.json or --config FILE)");
+	expect_error(parse("run", "--profile", "--", "true"),
+		     "option '--profile' needs a value, not '--' (if it is one: --profile=--)");
+	unlink(path);
+	expect_config_error("{\"profiles\": [\"ci\"]}",
+			    "key 'profiles': expected an object of profiles ({\"ci\": {\"cpus\": 2}})");
+	expect_config_error("{\"profiles\": {\"ci\": 2}}",
+			    "key 'profiles': profile 'ci' is not an object of options");
+	expect_config_error("{\"profile\": \"ci\"}",
+			    "key 'profile': not an option of fsvm run (see fsvm --help)");
+	/* Profiles are as strict as the file, used or not: a key twice. */
+	expect_config_error("{\"profiles\": {\"ci\": {\"cpus\": 2,\n\"cpus\": 3}}}",
+			    "line 2: a key given twice");
+	expect_config_error("{\"profiles\": {\"ci\": {},\n\"ci\": {}}}",
+			    "line 2: a key given twice");
+	/* The same key in two objects is no repeat. */
+	path = config_file("{\"cpus\": 2, \"profiles\": {\"a\": {\"cpus\": 3}, \"b\": {\"cpus\": 4}}}");
+	p = parse("run", "--config", path, "--profile", "b");
+	expect_ok(p);
+	assert_int_equal(p->cfg.cpus, 4);
+	done(p);
+	unlink(path);
+	path = config_file("{\"profiles\": {\"ci\": {\"mem\": \"lots\", \"profiles\": {}}}}");
+	snprintf(want, sizeof(want),
+		 "%s: profile 'ci': key 'mem': 'lots' is not a size from 64M to 1T (e.g. 512M, 2G)",
+		 path);
+	expect_error(parse("run", "--config", path, "--profile", "ci"), want);
+	unlink(path);
+	path = config_file("{\"profiles\": {\"ci\": {\"profiles\": {}}}}");
+	snprintf(want, sizeof(want),
+		 "%s: profile 'ci': key 'profiles': a profile holds options, not profiles",
+		 path);
+	expect_error(parse("run", "--config", path, "--profile", "ci"), want);
+	unlink(path);
+}
+
+/* docker's env-file format, through --env's handler. */
+static void test_env_file(void **state)
+{
+	(void)state;
+	setenv("FSVM_TEST_PASSED", "from the caller", 1);
+	unsetenv("FSVM_TEST_UNSET");
+	char path[96];
+	snprintf(path, sizeof(path), "%s/vars.env", test_home);
+	static const char text[] =
+		"\xef\xbb\xbf" "A=1\n"
+		"# a comment\n"
+		"\n"
+		"   \t\n"
+		"  B= spaced value \n"
+		"C=x=y \"q\" $HOME\n"
+		"FSVM_TEST_PASSED\n"
+		"FSVM_TEST_UNSET\n"
+		"  # indented comment\n"
+		"D=crlf\r\n"
+		"E=";
+	write_file(path, text, sizeof(text) - 1);
+	struct parsed *p = parse("run", "--env", "Z=first", "--env-file", path,
+				 "--env", "A=2", "true");
+	expect_ok(p);
+	const char *const want[] = {"Z=first", "A=1", "B= spaced value ",
+				    "C=x=y \"q\" $HOME",
+				    "FSVM_TEST_PASSED=from the caller",
+				    "D=crlf", "E=", "A=2"};
+	assert_int_equal(p->cfg.nr_env, 8);
+	for (unsigned int i = 0; i < 8; i++)
+		assert_string_equal(p->cfg.env[i], want[i]);
+	done(p);
+	/* In a config file, one or a list. */
+	char json[256];
+	snprintf(json, sizeof(json), "{\"env-file\": [\"%s\", \"%s\"]}", path, path);
+	const char *config = config_file(json);
+	p = parse("run", "--config", config, "true");
+	expect_ok(p);
+	assert_int_equal(p->cfg.nr_env, 12);
+	done(p);
+	unlink(config);
+
+	static const struct {
+		const char *text;
+		size_t len;
+		const char *msg;
+	} bad[] = {
+		{"A=1\n\n=x\n", 9, "3: '=x' is not NAME=VALUE or NAME (a name without blanks)"},
+		{"MY VAR=1\n", 9, "1: 'MY VAR=1' is not NAME=VALUE or NAME (a name without blanks)"},
+		{"A=1\nB\tC\n", 8, "2: 'B\tC' is not NAME=VALUE or NAME (a name without blanks)"},
+		{"A=a\0b\n", 6, "1: a NUL byte in the line"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char msg[256];
+		write_file(path, bad[i].text, bad[i].len);
+		snprintf(msg, sizeof(msg), "--env-file %s:%s", path, bad[i].msg);
+		expect_error(parse("run", "--env-file", path, "true"), msg);
+	}
+	unlink(path);
+	char msg[256];
+	snprintf(msg, sizeof(msg), "--env-file %s: No such file or directory", path);
+	expect_error(parse("run", "--env-file", path, "true"), msg);
+	snprintf(msg, sizeof(msg), "--env-file %s: Is a directory", test_home);
+	expect_error(parse("run", "--env-file", test_home, "true"), msg);
+}
+
+/* virtme-ng's --exec: a string for the guest's sh -c. */
+static void test_exec(void **state)
+{
+	(void)state;
+	struct parsed *p = parse("run", "--exec", "cd /tmp && ls | wc -l", "--cpus", "2");
+	expect_ok(p);
+	expect_guest_argv(p, (const char *const[]){"/bin/sh", "-c", "cd /tmp && ls | wc -l"}, 3);
+	assert_int_equal(p->cfg.cpus, 2);
+	done(p);
+	expect_error(parse("run", "--exec", "make", "--", "ls"),
+		     "--exec: its CMD is the command (the guest's sh -c runs it), so 'ls' after it does not apply");
+	expect_error(parse("run", "--exec", "make", "ls"),
+		     "--exec: its CMD is the command (the guest's sh -c runs it), so 'ls' after it does not apply");
+	expect_error(parse("run", "--exec", ""), "--exec: the command is empty");
+	/* The flags' command wins over a config file's, either way round. */
+	const char *path = config_file("{\"exec\": \"echo from file\"}");
+	p = parse("run", "--config", path);
+	expect_ok(p);
+	expect_guest_argv(p, (const char *const[]){"/bin/sh", "-c", "echo from file"}, 3);
+	done(p);
+	p = parse("run", "--config", path, "--", "true");
+	expect_ok(p);
+	expect_guest_argv(p, (const char *const[]){"true"}, 1);
+	done(p);
+	unlink(path);
+	path = config_file("{\"command\": [\"ls\", \"-l\"]}");
+	p = parse("run", "--config", path, "--exec", "uname");
+	expect_ok(p);
+	expect_guest_argv(p, (const char *const[]){"/bin/sh", "-c", "uname"}, 3);
+	done(p);
+	unlink(path);
+}
+
+/* --help wins over every other flag and mistake, wherever it stands
+ * before the guest's command. */
+static void test_help_wins(void **state)
+{
+	(void)state;
+	expect_command(parse("run", "--cpus", "--help"), CLI_HELP);
+	expect_command(parse("run", "-m", "-h"), CLI_HELP);
+	expect_command(parse("run", "--env-file", "/nonexistent", "--help"), CLI_HELP);
+	expect_command(parse("run", "--exec", "x", "-h", "--", "y"), CLI_HELP);
+	expect_command(parse("run", "--profile", "none", "--help"), CLI_HELP);
+	expect_command(parse("kconfig", "a", "b", "--help"), CLI_HELP);
+	expect_command(parse("bogus", "--help"), CLI_HELP);
+	expect_command(parse("--cpus", "2", "-h"), CLI_HELP);
+	/* After "--" it is the guest command's word. */
+	struct parsed *p = parse("run", "--", "ls", "--help");
+	expect_ok(p);
+	assert_int_equal(p->cfg.command, CLI_RUN);
+	done(p);
+	expect_error(parse("bogus", "--", "--help"),
+		     "unknown command 'bogus' (try fsvm --help)");
+	expect_error(parse("rnu"), "unknown command 'rnu' (did you mean 'run'?)");
+	expect_error(parse("kconfgi"), "unknown command 'kconfgi' (did you mean 'kconfig'?)");
+}
+
+/* The option table as cli_list_options prints it, one name a line. */
+static size_t option_names(char names[][32], size_t max)
+{
+	char *text = NULL;
+	size_t len = 0, n = 0;
+	FILE *f = open_memstream(&text, &len);
+	assert_non_null(f);
+	cli_list_options(f);
+	assert_int_equal(fclose(f), 0);
+	for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+		if (strncmp(line, "--", 2))
+			continue;
+		assert_true(n < max);
+		snprintf(names[n++], 32, "%.*s", (int)strcspn(line + 2, " "), line + 2);
+	}
+	free(text);
+	return n;
+}
+
+static void test_list_options(void **state)
+{
+	(void)state;
+	expect_command(parse("--list-options"), CLI_LIST_OPTIONS);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	assert_non_null(f);
+	cli_list_options(f);
+	assert_int_equal(fclose(f), 0);
+	static const char *const lines[] = {
+		"\n--cpus VALUE\n", "\n--memory VALUE\n", "\n--exec VALUE\n",
+		"\n--env-file VALUE\n", "\n--profile VALUE\n", "\n--json\n",
+		"\n--verbose\n", "\n-p VALUE\n", "\n-m VALUE\n", "\n-v\n"};
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
+		if (!strstr(text, lines[i]))
+			fail_msg("no %s in --list-options: %s", lines[i], text);
+	assert_true(!strncmp(text, "--config VALUE\n", 15));
+	free(text);
+}
+
+/* Every option's near misses (a letter wrong, two swapped, one dropped
+ * or doubled) are answered with it. */
+static void test_near_misses_of_every_option(void **state)
+{
+	(void)state;
+	char names[96][32];
+	size_t n = option_names(names, 96);
+	assert_true(n > 40);
+	for (size_t i = 0; i < n; i++) {
+		const char *name = names[i];
+		size_t len = strlen(name), mid = len / 2;
+		char typos[4][40];
+		snprintf(typos[0], 40, "--%s", name);
+		typos[0][2 + len - 1] = name[len - 1] == 'q' ? 'z' : 'q';
+		snprintf(typos[1], 40, "--%s", name);
+		typos[1][2 + mid - 1] = name[mid];
+		typos[1][2 + mid] = name[mid - 1];
+		snprintf(typos[2], 40, "--%.*s%s", (int)mid, name, name + mid + 1);
+		snprintf(typos[3], 40, "--%.*s%s", (int)mid + 1, name, name + mid);
+		for (size_t t = 0; t < 4; t++) {
+			if (!strcmp(typos[t] + 2, name))
+				continue; /* swapped two equal letters */
+			char err[256], want[128];
+			struct parsed *p = parse("run", typos[t], "--", "true");
+			snprintf(err, sizeof(err), "%s", p->err);
+			int ret = p->ret;
+			done(p);
+			/* Near two (--ent: --env or --net), both are named. */
+			snprintf(want, sizeof(want), "'--%s'", name);
+			const char *mean = strstr(err, "(did you mean ");
+			if (ret != -EINVAL || !mean || !strstr(mean, want))
+				fail_msg("%s for --%s: %s", typos[t], name, err);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest cli[] = {
@@ -1151,6 +1531,24 @@ int main(void)
 		cmocka_unit_test(test_rodir_rwdir),
 		cmocka_unit_test(test_config_file),
 		cmocka_unit_test(test_bad_config_files),
+		cmocka_unit_test(test_default_config_file),
+		cmocka_unit_test(test_profiles),
+		cmocka_unit_test(test_env_file),
+		cmocka_unit_test(test_exec),
+		cmocka_unit_test(test_help_wins),
+		cmocka_unit_test(test_list_options),
+		cmocka_unit_test(test_near_misses_of_every_option),
 	};
-	return cmocka_run_group_tests(cli, NULL, NULL);
+	snprintf(test_home, sizeof(test_home), "/tmp/test_cli_home.XXXXXX");
+	if (!mkdtemp(test_home))
+		return 1;
+	setenv("HOME", test_home, 1);
+	unsetenv("FSVM_CONFIG");
+	int failed = cmocka_run_group_tests(cli, NULL, NULL);
+	char dir[96];
+	snprintf(dir, sizeof(dir), "%s/.config/fsvm", test_home);
+	rmdir(dir);
+	snprintf(dir, sizeof(dir), "%s/.config", test_home);
+	rmdir(dir);
+	return rmdir(test_home) || failed;
 }
