@@ -272,6 +272,7 @@ static int move_system_mounts(void)
 	}
 	umount2("/tmp", MNT_DETACH);
 	umount2("/run", MNT_DETACH);
+	mkdir(NEW_ROOT "/run", 0755); /* a container image may have none */
 	if (mount("tmpfs", NEW_ROOT "/run", "tmpfs", MS_NOSUID | MS_NODEV,
 		  "mode=0755") < 0)
 		return fail("cannot mount", "/run");

@@ -75,6 +75,15 @@ const char cli_usage[] =
 	"  --root DIR         host folder that is the guest's / (default /), read-only\n"
 	"                     with a throwaway overlay on top\n"
 	"  --rw-root          write through to the root folder instead of an overlay\n"
+	"  --image REF        a podman image (in podman's local store: podman pull or\n"
+	"                     podman import first; root, or under `podman unshare`)\n"
+	"                     as the guest's /, read-only with a throwaway overlay;\n"
+	"                     CMD runs in it as the image says: its Env under\n"
+	"                     --env's, its WorkingDir (unless --cwd), its User\n"
+	"                     (unless --user), its Entrypoint followed by CMD (or,\n"
+	"                     without CMD, its Cmd); unmounted when fsvm ends\n"
+	"  --entrypoint PROG  with --image, PROG instead of the image's Entrypoint\n"
+	"                     (and no Cmd unless CMD is given); '' for none\n"
 	"  --share HOST[:GUEST][:OPTIONS]\n"
 	"                     give the guest a host folder at GUEST (default: the same\n"
 	"                     path); OPTIONS, comma-separated: ro or rw (default),\n"
@@ -231,7 +240,8 @@ enum { OPT_KERNEL = 256, OPT_MODULES, OPT_INITRD, OPT_CPUS, OPT_MEM,
        OPT_GID_MAP, OPT_HOST_ROOT, OPT_NO_SECCOMP, OPT_CWD, OPT_ENV,
        OPT_USER, OPT_JSON, OPT_JSON_FILE, OPT_CONFIG, OPT_GUEST_KERNEL, OPT_MICROVM,
        OPT_NET, OPT_MAC, OPT_PUBLISH, OPT_DISK, OPT_GDB, OPT_GDB_WAIT,
-       OPT_PROFILE, OPT_ENV_FILE, OPT_EXEC, OPT_STDIN };
+       OPT_PROFILE, OPT_ENV_FILE, OPT_EXEC, OPT_STDIN, OPT_IMAGE,
+       OPT_ENTRYPOINT };
 
 /* Every option, once: getopt reads this table, and so does a config file,
  * whose keys are the long names (vmm/config_file.c). */
@@ -256,6 +266,8 @@ static const struct option run_options[] = {
 	{"stdin", required_argument, NULL, OPT_STDIN},
 	{"root", required_argument, NULL, OPT_ROOT},
 	{"rw-root", no_argument, NULL, OPT_RW_ROOT},
+	{"image", required_argument, NULL, OPT_IMAGE},
+	{"entrypoint", required_argument, NULL, OPT_ENTRYPOINT},
 	{"share", required_argument, NULL, OPT_SHARE},
 	{"rodir", required_argument, NULL, OPT_RODIR},
 	{"rwdir", required_argument, NULL, OPT_RWDIR},
@@ -571,6 +583,15 @@ static int parse_run_option(int opt, char *arg, struct fsvm_config *cfg,
 		return 0;
 	case OPT_RW_ROOT:
 		cfg->rw_root = true;
+		return 0;
+	case OPT_IMAGE:
+		if (!*arg)
+			return cli_error(err, errlen, "%s",
+					 "--image: an image's name or id, not ''");
+		cfg->image = arg;
+		return 0;
+	case OPT_ENTRYPOINT:
+		cfg->entrypoint = arg;
 		return 0;
 	case OPT_DAX: {
 		uint64_t size;
@@ -1101,6 +1122,12 @@ int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 	if (cfg->user && (cfg->host_root || cfg->nr_uid_maps || cfg->nr_gid_maps))
 		return cli_error(err, errlen, "%s",
 				 "--user: it maps your ids itself, so --host-root, --uid-map and --gid-map do not apply");
+	if (cfg->image && (strcmp(cfg->root, "/") || cfg->rw_root))
+		return cli_error(err, errlen, "%s",
+				 "--image: the image is the guest's root (read-only, under a throwaway overlay), so --root and --rw-root do not apply");
+	if (cfg->entrypoint && !cfg->image)
+		return cli_error(err, errlen, "%s",
+				 "--entrypoint: there is no --image whose entrypoint it replaces");
 	if (cfg->gdb_wait && !cfg->gdb)
 		return cli_error(err, errlen, "%s",
 				 "--gdb-wait: there is no --gdb to wait for");

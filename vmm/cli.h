@@ -99,6 +99,15 @@ struct fsvm_config {
 	char cmdline_buf[CLI_CMDLINE_MAX]; /* --append values, joined */
 	const char *root;         /* host folder that is the guest's / */
 	bool rw_root;             /* write through to it, no overlay */
+	/* --image: a podman image whose files are the guest's / and whose
+	 * config shapes the command (vmm/image.c); NULL: none. */
+	const char *image;
+	const char *entrypoint;   /* --entrypoint: the image's replaced; "": none */
+	/* The command's ids when they are another's than guest root's or
+	 * the caller's (an image's User): its home and name are the root's
+	 * passwd's. */
+	bool run_as;
+	unsigned int run_as_uid, run_as_gid;
 	const char *cache;        /* none, auto or always */
 	int64_t dax;              /* DAX window per share; -1: default, 0: off */
 	enum cli_transport transport;

@@ -29,6 +29,7 @@
 #include "vmm/forward_signals.h"
 #include "vmm/guest_load.h"
 #include "vmm/identity.h"
+#include "vmm/image.h"
 #include "vmm/jail.h"
 #include "vmm/landlock.h"
 #include "vmm/kernel_modules.h"
@@ -299,6 +300,12 @@ static struct run_spec guest_job(struct run *r)
 	};
 	if (cfg->user)
 		identity_user_home(&r->identity, &job.home, &job.name);
+	if (cfg->run_as) { /* home and name: the root's passwd's */
+		job.user = true;
+		job.uid = cfg->run_as_uid;
+		job.gid = cfg->run_as_gid;
+		job.home = job.name = "";
+	}
 	return job;
 }
 
@@ -393,7 +400,7 @@ static int fail(const char *what, const char *why, int err)
 	return EXIT_VMM_ERROR;
 }
 
-int fsvm_run(const struct fsvm_config *cfg, struct run_summary *sum)
+static int run_vm(const struct fsvm_config *cfg, struct run_summary *sum)
 {
 	static struct run run; /* the board's transports are large */
 	struct run *r = &run;
@@ -483,4 +490,16 @@ int fsvm_run(const struct fsvm_config *cfg, struct run_summary *sum)
 		return 0;
 	}
 	return run_loop(r);
+}
+
+int fsvm_run(const struct fsvm_config *cfg, struct run_summary *sum)
+{
+	if (!cfg->image)
+		return run_vm(cfg, sum);
+	/* The image is mounted for the VM's life, whatever ends it. */
+	static struct image image;
+	int status = image_open(cfg, &image) ? EXIT_VMM_ERROR
+					     : run_vm(&image.cfg, sum);
+	image_close(&image);
+	return status;
 }
