@@ -893,8 +893,22 @@ static bool misparsed(const struct option *o, const char *word,
 	const char *name = word + 2, *eq = strchr(name, '=');
 	size_t len = eq ? (size_t)(eq - name) : strlen(name);
 	if (len != strlen(o->name) || strncmp(name, o->name, len)) {
-		snprintf(err, errlen, "option '--%.*s': write it whole, '--%s'",
-			 (int)len, name, o->name);
+		/* A prefix may also be a near miss of others ("--ent":
+		 * --entrypoint, or --env or --net mistyped): name them all. */
+		const char *near, *also;
+		nearest_options(word, &near, &also);
+		if (near && !strcmp(near, o->name))
+			near = also, also = NULL;
+		if (also && !strcmp(also, o->name))
+			also = NULL;
+		if (!near)
+			snprintf(err, errlen, "option '--%.*s': write it whole, '--%s'",
+				 (int)len, name, o->name);
+		else
+			snprintf(err, errlen,
+				 "unknown option '--%.*s' (did you mean '--%s'%s%s%s or '--%s'?)",
+				 (int)len, name, o->name, also ? ", '--" : "",
+				 also ? near : "", also ? "'" : "", also ? also : near);
 		return true;
 	}
 	size_t nlen = next ? strlen(next) : 0;

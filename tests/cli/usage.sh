@@ -16,7 +16,7 @@ expect_error "tiny mem" "--mem: '1M'" run --mem 1M -- true
 expect_error "bad timeout" "--timeout: '-1'" run --timeout -1 -- true
 expect_error "bad share" "--share: ':/x'" run --share :/x -- true
 expect_error "bad cache" "--cache: 'sometimes'" run --cache sometimes -- true
-expect_error "a prefix" "option '--mic': write it whole, '--microvm'" run --mic -- true
+expect_error "a prefix" "^fsvm: unknown option '--mic' .did you mean '--microvm' or '--mac'..$" run --mic -- true
 expect_error "-- as a value" "option '--env' needs a value, not '--'" run --env -- true
 expect_error "an option as a value" "option '--share' needs a value, not '--cpus'" run --share --cpus 2 -- true
 expect_error "--json FILE" "--json takes its file as --json=out.json or --json-file out.json" run --json out.json --cpus 1

@@ -572,7 +572,7 @@ static void test_other_spellings(void **state)
 	expect_error(parse("run", "--sahre=/x", "true"),
 		     "unknown option '--sahre=/x' (did you mean '--share'?)");
 	expect_error(parse("run", "--ent", "A=1", "true"),
-		     "unknown option '--ent' (did you mean '--env' or '--net'?)");
+		     "unknown option '--ent' (did you mean '--entrypoint', '--env' or '--net'?)");
 }
 
 static void test_missing_value(void **state)
@@ -593,7 +593,7 @@ static void test_no_silent_misparse(void **state)
 {
 	(void)state;
 	expect_error(parse("run", "--mic", "--", "true"),
-		     "option '--mic': write it whole, '--microvm'");
+		     "unknown option '--mic' (did you mean '--microvm' or '--mac'?)");
 	expect_error(parse("run", "--cpu=2", "true"),
 		     "option '--cpu': write it whole, '--cpus'");
 	expect_error(parse("run", "--env", "--", "true"),
