@@ -36,6 +36,7 @@ _fsvm_value() { # the value of option $1
 		if [[ $cur == */* ]]; then _fsvm_files -d; fi ;;
 	--cache) _fsvm_words "none auto always" ;;
 	--transport) _fsvm_words "pci mmio" ;;
+	--stdin) _fsvm_words "auto none" ;;
 	--net)
 		_fsvm_words "none user user,host-loopback tap:"
 		if [[ ${#COMPREPLY[@]} == 1 && ${COMPREPLY[0]} == tap: ]]; then

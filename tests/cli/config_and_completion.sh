@@ -88,7 +88,7 @@ for args in "run --cpus --help" "run --bogus --exec x -h" "run --env-file $TMP/b
 done
 run_fsvm run --setup-only -- ls --help # the command's word, not --help
 case $out in *Usage:*) fail "-- ls --help: fsvm took the command's --help" ;; esac
-expect_error "a near miss of two" "did you mean '--env' or '--net'" run --ent A=1 -- true
+expect_error "a near miss of two" "did you mean '--entrypoint', '--env' or '--net'" run --ent A=1 -- true
 expect_error "a near miss of a command" "unknown command 'rnu' \(did you mean 'run'\?\)" rnu
 
 # Every option in the table is in --help, and is completed.
@@ -118,7 +118,8 @@ expect_eq "complete: subcommands" "kconfig
 oci
 run" "$(complete_line "$FSVM" "" | grep -v -- '^-\|^help$\|^version$')"
 expect_eq "complete: --cp" "--cpus" "$(complete_line "$FSVM" run --cp)"
-expect_eq "complete: --e" "--env
+expect_eq "complete: --e" "--entrypoint
+--env
 --env-file
 --exec" "$(complete_line "$FSVM" run --e)"
 expect_eq "complete: --cache" "always
@@ -130,6 +131,7 @@ expect_eq "complete: --guest-kernel" "6.1
 6.12
 microvm" "$(complete_line "$FSVM" run -v --guest-kernel "")"
 expect_eq "complete: --transport" "mmio" "$(complete_line "$FSVM" run --cpus 2 --transport m)"
+expect_eq "complete: --stdin" "none" "$(complete_line "$FSVM" run --stdin n)"
 expect_eq "complete: --net" "tap:" "$(complete_line "$FSVM" run --net t)"
 expect_eq "complete: --config FILE" "vm-a.json
 vm-b.json" "$(complete_line "$FSVM" run --config vm-)"
