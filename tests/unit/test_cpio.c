@@ -149,8 +149,9 @@ static void test_spec_interactive_command(void **state)
 	struct cpio_buf b;
 	struct archive a;
 	build_spec(&spec, &b, &a);
+	/* The signals file: the terminal's new sizes come that way. */
 	expect_names(&a, (const char *const[]){GUEST_SPEC_DIR, GUEST_SPEC_ARGV,
-					       GUEST_SPEC_TTY}, 3);
+					       GUEST_SPEC_SIGNALS, GUEST_SPEC_TTY}, 4);
 	assert_string_equal(GUEST_SPEC_ARGV, "fsvm/argv");
 	assert_int_equal(a.e[0].field[F_MODE], S_IFDIR | 0755);
 	assert_int_equal(a.e[0].field[F_FILESIZE], 0);
@@ -170,8 +171,26 @@ static void test_spec_without_argv(void **state)
 	struct cpio_buf b;
 	struct archive a;
 	build_spec(&spec, &b, &a);
-	expect_names(&a, (const char *const[]){"fsvm", "fsvm/tty"}, 2);
+	expect_names(&a, (const char *const[]){"fsvm", "fsvm/signals", "fsvm/tty"}, 3);
 	expect_file(&a, "fsvm/tty", "", 0); /* size unknown */
+	cpio_free(&b);
+}
+
+/* A streamed stdin is one marker file; without one there is none. */
+static void test_spec_stdin_stream(void **state)
+{
+	(void)state;
+	struct run_spec spec = {.argv = shell_argv, .argc = 3, .stdin_stream = true};
+	struct cpio_buf b;
+	struct archive a;
+	build_spec(&spec, &b, &a);
+	expect_names(&a, (const char *const[]){"fsvm", GUEST_SPEC_ARGV,
+					       GUEST_SPEC_STDIN}, 3);
+	expect_file(&a, GUEST_SPEC_STDIN, "1", 1);
+	cpio_free(&b);
+	spec.stdin_stream = false;
+	build_spec(&spec, &b, &a);
+	assert_null(find(&a, GUEST_SPEC_STDIN));
 	cpio_free(&b);
 }
 
@@ -280,10 +299,10 @@ static void test_spec_container(void **state)
 	build_spec(&spec, &b, &a);
 	unlink(host_file);
 	expect_names(&a, (const char *const[]){
-		"fsvm", GUEST_SPEC_ARGV, GUEST_SPEC_CWD, GUEST_SPEC_MOUNTS,
-		GUEST_SPEC_USER, GUEST_SPEC_HOSTNAME, GUEST_SPEC_FSMOUNTS,
-		GUEST_SPEC_FILES, GUEST_SPEC_FILES "0", GUEST_SPEC_MASKED,
-		GUEST_SPEC_READONLY, GUEST_SPEC_PROCESS, GUEST_SPEC_SIGNALS}, 13);
+		"fsvm", GUEST_SPEC_ARGV, GUEST_SPEC_SIGNALS, GUEST_SPEC_CWD,
+		GUEST_SPEC_MOUNTS, GUEST_SPEC_USER, GUEST_SPEC_HOSTNAME,
+		GUEST_SPEC_FSMOUNTS, GUEST_SPEC_FILES, GUEST_SPEC_FILES "0",
+		GUEST_SPEC_MASKED, GUEST_SPEC_READONLY, GUEST_SPEC_PROCESS}, 13);
 	static const char user[] = "1000\0" "100\0\0";
 	expect_file(&a, GUEST_SPEC_USER, user, sizeof(user)); /* "uid\0gid\0\0\0" */
 	expect_file(&a, GUEST_SPEC_HOSTNAME, "box", 3);     /* no NUL */
@@ -372,7 +391,7 @@ static void test_spec_accepted_by_cpio_tool(void **state)
 	assert_int_equal(run_spec_build(&spec, &b), 0);
 	char out[256];
 	run_on_archive(&b, "cpio -it --quiet < %s", out, sizeof(out));
-	assert_string_equal(out, "fsvm\nfsvm/argv\nfsvm/tty\n");
+	assert_string_equal(out, "fsvm\nfsvm/argv\nfsvm/signals\nfsvm/tty\n");
 	size_t n = run_on_archive(&b, "cpio -i --quiet --to-stdout fsvm/argv < %s",
 				  out, sizeof(out));
 	assert_int_equal(n, sizeof(shell_argv_packed));
@@ -446,6 +465,7 @@ int main(void)
 	const struct CMUnitTest cpio[] = {
 		cmocka_unit_test(test_spec_interactive_command),
 		cmocka_unit_test(test_spec_without_argv),
+		cmocka_unit_test(test_spec_stdin_stream),
 		cmocka_unit_test(test_spec_not_interactive),
 		cmocka_unit_test(test_spec_empty_argument_kept),
 		cmocka_unit_test(test_spec_cwd_and_mounts),

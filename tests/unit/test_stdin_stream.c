@@ -111,6 +111,9 @@ static int copies_to_the_end(void)
 				return 12;
 		at += (size_t)n;
 	}
+	/* At stdin's end the copy is over: the thread ends. */
+	if (pthread_join(s.thread, NULL))
+		return 14;
 	return at == STREAM_BYTES ? 0 : 13;
 }
 
