@@ -368,8 +368,11 @@ static int default_file(char *path, size_t len, char *label, size_t labellen)
 	snprintf(path, len, "%s/.config/fsvm/config.json", home);
 	snprintf(label, labellen, "%s", path);
 	struct stat st;
-	/* There but unreadable is a mistake to say, not a file to skip. */
-	return stat(path, &st) == 0 || (errno != ENOENT && errno != ENOTDIR);
+	/* There but unreadable is a mistake to say, not a file to skip; a
+	 * HOME that cannot be searched (another user's: sudo -u keeps it)
+	 * hides whether there is one, and is skipped. */
+	return stat(path, &st) == 0 ||
+	       (errno != ENOENT && errno != ENOTDIR && errno != EACCES);
 }
 
 int config_file_load(const char *config, const char *profile,
