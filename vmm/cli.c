@@ -25,8 +25,9 @@ const char cli_usage[] =
 	"  or:  fsvm --help | --version\n"
 	"\n"
 	"Boots a Linux guest under KVM, runs CMD in it and exits with CMD's status\n"
-	"(else 124: timed out; 125: fsvm or the guest failed; 126: CMD not\n"
-	"executable; 127: CMD not found); without CMD, an interactive shell. `fsvm kconfig` checks a kernel's .config\n"
+	"(else 124: timed out; 125: fsvm or the guest failed, and --json's\n"
+	"exit.reason says which way; 126: CMD not executable; 127: CMD not found);\n"
+	"without CMD, an interactive shell. `fsvm kconfig` checks a kernel's .config\n"
 	"(default ./.config) for what fsvm needs (with --net and --disk, what they\n"
 	"need too) and prints the missing options as a fragment to merge (exit 1\n"
 	"when some are missing).\n"
@@ -899,15 +900,22 @@ int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 					wrong = cli_option_error(sub_argv, err, errlen);
 				continue;
 			}
-			if (pass == 0 && !wrong && index >= 0 &&
-			    misparsed(&run_options[index], sub_argv[word],
-				      optind < sub_argc ? sub_argv[optind] : NULL,
-				      err, errlen))
+			char scratch[256];
+			bool bad = pass == 0 && index >= 0 &&
+				   misparsed(&run_options[index], sub_argv[word],
+					     optind < sub_argc ? sub_argv[optind] : NULL,
+					     wrong ? scratch : err,
+					     wrong ? sizeof(scratch) : errlen);
+			if (bad && !wrong)
 				wrong = -EINVAL;
 			help = help || opt == 'h';
 			opt = short_alias(opt);
 			if (pass == 0 && opt == OPT_CONFIG)
 				cfg->config = optarg;
+			/* Known from the first pass: a summary is written
+			 * even when something else is wrong. */
+			if (pass == 0 && !bad && (opt == OPT_JSON || opt == OPT_JSON_FILE))
+				parse_run_option(opt, optarg, cfg, err, errlen);
 			if (pass == 1) {
 				int ret = parse_run_option(opt, optarg, cfg,
 							   err, errlen);
@@ -923,7 +931,7 @@ int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 			return wrong;
 		if (pass == 0 && cfg->config &&
 		    config_file_load(cfg->config, cfg, err, errlen))
-			return -EINVAL;
+			return -EBADMSG;
 	}
 	if (sub_argc > optind) {
 		cfg->guest_argc = sub_argc - optind;

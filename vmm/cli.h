@@ -146,7 +146,10 @@ struct fsvm_config {
 };
 
 /* Parses argv into *cfg: the --config file first, then the flags, which
- * override it. On error returns -EINVAL with a one-line reason in err.
+ * override it. On error returns -EINVAL (the command line) or -EBADMSG
+ * (the --config file: unreadable, not strict JSON, or a key or value
+ * refused) with a one-line reason in err; cfg->json and cfg->json_file
+ * are still set if the flags gave them, so the summary can say so.
  * cli_free releases what it made, after success or failure. */
 int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 	      size_t errlen);

@@ -70,8 +70,8 @@ static void on_timeout(void *opaque, uint32_t events)
 {
 	struct run *r = opaque;
 	(void)events;
-	vm_stop(&r->board.vm, EXIT_TIMEOUT, "guest timed out after %g s",
-		r->cfg->timeout);
+	vm_stop(&r->board.vm, EXIT_TIMEOUT, EXIT_REASON_TIMEOUT,
+		"guest timed out after %g s", r->cfg->timeout);
 }
 
 static bool forwarding(const struct fsvm_config *cfg)
@@ -90,8 +90,8 @@ static void on_signal(void *opaque, uint32_t events)
 	if (forwarding(r->cfg) && forward_signals_can(signo))
 		forward_signals_send(&r->forward, signo);
 	else
-		vm_stop(&r->board.vm, 128 + signo, "stopped by signal %s",
-			strsignal(signo));
+		vm_stop(&r->board.vm, 128 + signo, EXIT_REASON_SIGNAL,
+			"stopped by signal %s", strsignal(signo));
 }
 
 /* Signals that end the VM (or, for a container, that go to its command)
@@ -189,35 +189,40 @@ static int run_loop(struct run *r)
 	sigset_t sigs = stop_signals(r->cfg);
 
 	if (forwarding(r->cfg) &&
-	    forward_signals_init(&r->forward, vm, &r->con.err, &r->loop))
-		return log_setup_error("signals", "cannot set up forwarding", -errno);
+	    forward_signals_init(&r->forward, vm, &r->con.err, &r->loop)) {
+		log_setup_error("signals", "cannot set up forwarding", -errno);
+		return summary_failed(r->sum, EXIT_REASON_SETUP_FAILED);
+	}
 	r->signal_fd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (r->signal_fd < 0 ||
 	    event_loop_add(&r->loop, r->signal_fd, EPOLLIN, on_signal, r) ||
 	    event_loop_add(&r->loop, vm->stop_eventfd, EPOLLIN, on_stop_event,
 			   &vm->stop_eventfd) ||
 	    add_timer(r) || add_halt_check(r) ||
-	    console_start(&r->con, &r->loop))
-		return log_setup_error("event loop", "cannot set up", -errno);
+	    console_start(&r->con, &r->loop)) {
+		log_setup_error("event loop", "cannot set up", -errno);
+		return summary_failed(r->sum, EXIT_REASON_SETUP_FAILED);
+	}
 	int err = vm->gdb ? gdb_server_start(vm) : 0;
 	if (err) {
 		log_setup_error("gdb", "cannot start its thread", err);
-		return EXIT_VMM_ERROR;
+		return summary_failed(r->sum, EXIT_REASON_SETUP_FAILED);
 	}
 	if (lock_down(r)) {
 		console_restore(&r->con);
-		return EXIT_VMM_ERROR;
+		return summary_failed(r->sum, EXIT_REASON_SANDBOX);
 	}
 
 	timeline_mark(&vm->timeline, TL_SETUP_DONE);
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
 		if (vcpu_start(&vm->vcpus[i]))
-			vm_stop(vm, EXIT_VMM_ERROR, "cannot start vCPU %u", i);
+			vm_stop(vm, EXIT_VMM_ERROR, EXIT_REASON_VCPU_FAILED,
+				"cannot start vCPU %u", i);
 
 	while (!atomic_load(&vm->stopping))
 		if (event_loop_run_once(&r->loop, -1) < 0)
-			vm_stop(vm, EXIT_VMM_ERROR, "event loop: %s",
-				strerror(errno));
+			vm_stop(vm, EXIT_VMM_ERROR, EXIT_REASON_VMM_FAILED,
+				"event loop: %s", strerror(errno));
 
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
 		vcpu_kick_and_join(&vm->vcpus[i]);
@@ -367,11 +372,12 @@ static int shut_in(struct run *r, const char **why)
 	return err;
 }
 
-/* Set-up failed: says why in one line. */
-static int fail(const char *what, const char *why, int err)
+/* Set-up failed: says why in one line, and the reason's code. */
+static int fail(struct run *r, enum exit_reason reason, const char *what,
+		const char *why, int err)
 {
 	log_setup_error(what, why, err);
-	return EXIT_VMM_ERROR;
+	return summary_failed(r->sum, reason);
 }
 
 int fsvm_run(const struct fsvm_config *cfg, struct run_summary *sum)
@@ -386,22 +392,28 @@ int fsvm_run(const struct fsvm_config *cfg, struct run_summary *sum)
 	r->sum = sum;
 	block_signals(cfg);
 	if ((err = vm_init(vm)) || (err = event_loop_init(&r->loop)))
-		return fail("set-up", "cannot start", err);
+		return fail(r, EXIT_REASON_SETUP_FAILED, "set-up", "cannot start", err);
 	if ((err = identity_plan(cfg, &r->identity, &why)))
-		return fail("identity", why, 0);
+		return fail(r, EXIT_REASON_BAD_IDS, "identity", why, 0);
 	if ((err = kvm_open(vm, &why)))
-		return fail("kvm", why, err);
+		return fail(r, err == -ENOTSUP ? EXIT_REASON_KVM_UNUSABLE
+					       : EXIT_REASON_NO_KVM,
+			    "kvm", why, err);
 	if (!cfg->setup_only && !arch_runs_stock_kernels(&why))
-		return fail("kvm", why, 0);
+		return fail(r, EXIT_REASON_KVM_UNUSABLE, "kvm", why, 0);
 	enum board_virtio how = cfg->microvm ? BOARD_VIRTIO_MMIO_CMDLINE
 				: cfg->transport == CLI_TRANSPORT_MMIO ? BOARD_VIRTIO_MMIO_ACPI
 								       : BOARD_VIRTIO_PCI;
 	if ((err = board_create(&r->board, cfg->mem, cfg->cpus, how, &why)))
-		return fail("machine", why, err);
+		return fail(r, err == -ENOMEM ? EXIT_REASON_OOM
+					      : EXIT_REASON_SETUP_FAILED,
+			    "machine", why, err);
 	if ((err = console_init(&r->con, vm)))
-		return fail("console", "cannot set up", err);
-	if (find_modules(r, &cfg) || shares_plan(&r->shares, cfg))
-		return EXIT_VMM_ERROR;
+		return fail(r, EXIT_REASON_SETUP_FAILED, "console", "cannot set up", err);
+	if (find_modules(r, &cfg))
+		return summary_failed(sum, EXIT_REASON_BAD_KERNEL);
+	if (shares_plan(&r->shares, cfg))
+		return summary_failed(sum, EXIT_REASON_BAD_SHARE);
 	/* Nobody, if guest root fell back to it, gets no set-id files. */
 	for (unsigned int i = 0; i < r->shares.nr; i++) {
 		r->shares.specs[i].fuse.fallback_uid = r->identity.fallback_uid;
@@ -410,9 +422,9 @@ int fsvm_run(const struct fsvm_config *cfg, struct run_summary *sum)
 	r->fs_options = (struct virtio_fs_options){.shares = r->shares.specs,
 						   .nr_shares = r->shares.nr};
 	if (disks_open(&r->disks, cfg))
-		return EXIT_VMM_ERROR;
+		return summary_failed(sum, EXIT_REASON_BAD_DISK);
 	if ((err = network_start(&r->net, &cfg->net, &why)))
-		return fail("network", why, err);
+		return fail(r, EXIT_REASON_BAD_NETWORK, "network", why, err);
 	r->machine = (struct machine){
 		.vm = vm,
 		.virtio = &r->board.virtio,
@@ -432,22 +444,22 @@ int fsvm_run(const struct fsvm_config *cfg, struct run_summary *sum)
 	vm->repair_memory = devices_repair_memory;
 	vm->repair_opaque = &r->machine;
 	if (devices_add_all(&r->machine))
-		return EXIT_VMM_ERROR;
+		return summary_failed(sum, EXIT_REASON_SETUP_FAILED);
 	struct run_spec job = guest_job(r);
 	if (guest_load(&r->board, cfg, &job))
-		return EXIT_VMM_ERROR;
+		return summary_failed(sum, EXIT_REASON_BAD_KERNEL);
 	if ((err = board_boot(&r->board, cfg->cmdline, cfg->verbose, &why)))
-		return fail("boot", why, err);
+		return fail(r, EXIT_REASON_SETUP_FAILED, "boot", why, err);
 	/* A UNIX socket is made while fsvm is still the user. */
 	if (cfg->gdb && (err = gdb_server_open(vm, cfg->gdb, cfg->gdb_wait, &why)))
-		return fail("gdb", why, err);
+		return fail(r, EXIT_REASON_SETUP_FAILED, "gdb", why, err);
 	if ((err = plan_jail(r, &why)))
-		return fail("jail", why, err);
+		return fail(r, EXIT_REASON_SANDBOX, "jail", why, err);
 	/* Every host resource is ours now: the guest's ids take over. */
 	if ((err = identity_assume(&r->identity, &why)))
-		return fail("identity", why, err);
+		return fail(r, EXIT_REASON_BAD_IDS, "identity", why, err);
 	if ((err = shut_in(r, &why)))
-		return fail("jail", why, err);
+		return fail(r, EXIT_REASON_SANDBOX, "jail", why, err);
 	if (cfg->setup_only) {
 		timeline_mark(&vm->timeline, TL_SETUP_DONE);
 		summary_timeline(sum, &vm->timeline);

@@ -28,16 +28,31 @@ static void log_device(const struct device_report *d)
 	log_info("%s", line);
 }
 
+void summary_init(struct run_summary *s, FILE *out)
+{
+	*s = (struct run_summary){.out = out, .peak_rss_bytes = -1};
+	for (int i = 0; i < TL_NR_MARKS; i++)
+		s->timeline_us[i] = -1; /* no guest ran */
+}
+
+int summary_failed(struct run_summary *s, enum exit_reason reason)
+{
+	if (s->reason == EXIT_REASON_NONE)
+		s->reason = reason;
+	return EXIT_VMM_ERROR;
+}
+
 void summary_end(struct run_summary *s, const struct vm *vm,
 		 const struct machine *m)
 {
 	s->status = vm->exit_status;
-	snprintf(s->reason, sizeof(s->reason), "%s", vm->stop_reason);
-	/* No line from fsvm: the exit device gave the command's status. */
-	s->ended_by = !vm->stop_reason[0]                ? "command"
-		      : vm->exit_status == EXIT_TIMEOUT ? "timeout"
-		      : vm->exit_status > 128           ? "signal"
-							: "fsvm";
+	s->reason = vm->end_reason;
+	snprintf(s->message, sizeof(s->message), "%s", vm->stop_reason);
+	/* No reason: the exit device gave the command's status. */
+	s->ended_by = s->reason == EXIT_REASON_NONE      ? "command"
+		      : s->reason == EXIT_REASON_TIMEOUT ? "timeout"
+		      : s->reason == EXIT_REASON_SIGNAL  ? "signal"
+							 : "fsvm";
 	summary_timeline(s, &vm->timeline);
 	s->nr_devices = devices_report(m, s->devices, DEVICE_MAX_INSTANCES);
 	for (unsigned int i = 0; i < s->nr_devices; i++)
@@ -68,7 +83,7 @@ static const char *meaning(const struct run_summary *s, char *buf,
 		return "fsvm was stopped by a signal";
 	if (!strcmp(s->ended_by, "setup-only"))
 		return "set-up done; --setup-only runs no guest";
-	return "fsvm or the guest failed (see reason)";
+	return "fsvm or the guest failed (see reason and message)";
 }
 
 /* Milliseconds to a tenth, written as such (not 12.300000000000001). */
@@ -106,10 +121,13 @@ static struct json_object *to_json(const struct run_summary *s)
 			       json_object_new_string(s->ended_by));
 	json_object_object_add(exit, "meaning",
 			       json_object_new_string(meaning(s, buf, sizeof(buf))));
+	const char *reason = exit_reason_key(s->reason);
 	json_object_object_add(exit, "reason",
-			       s->reason[0] ? json_object_new_string(s->reason)
-					    : NULL);
-	json_object_object_add(root, "fsvm_json", json_object_new_int(1));
+			       reason ? json_object_new_string(reason) : NULL);
+	json_object_object_add(exit, "message",
+			       s->message[0] ? json_object_new_string(s->message)
+					     : NULL);
+	json_object_object_add(root, "fsvm_json", json_object_new_int(2));
 	json_object_object_add(root, "exit", exit);
 
 	struct json_object *timeline = json_object_new_array();
@@ -148,14 +166,14 @@ static struct json_object *to_json(const struct run_summary *s)
 }
 
 int summary_write_json(struct run_summary *s, int status,
-		       const struct fsvm_config *cfg, FILE *out)
+		       const struct fsvm_config *cfg)
 {
 	if (!s->ended_by) {
 		s->status = status;
 		s->ended_by = "fsvm";
-		log_setup_failure(s->reason, sizeof(s->reason));
-		for (int i = 0; i < TL_NR_MARKS; i++)
-			s->timeline_us[i] = -1; /* no guest ran */
+		summary_failed(s, EXIT_REASON_SETUP_FAILED);
+		if (!s->message[0])
+			log_setup_failure(s->message, sizeof(s->message));
 	}
 	struct rusage ru;
 	s->peak_rss_bytes = getrusage(RUSAGE_SELF, &ru) ? -1
@@ -165,7 +183,7 @@ int summary_write_json(struct run_summary *s, int status,
 					  root, JSON_C_TO_STRING_SPACED |
 							JSON_C_TO_STRING_NOSLASHESCAPE)
 				: NULL;
-	int ok = text && fprintf(out, "%s\n", text) >= 0 && fflush(out) == 0;
+	int ok = text && fprintf(s->out, "%s\n", text) >= 0 && fflush(s->out) == 0;
 	json_object_put(root);
 	if (!ok)
 		log_error("--json%s%s: cannot write the summary",

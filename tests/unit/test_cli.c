@@ -64,6 +64,14 @@ static void expect_error(struct parsed *p, const char *msg)
 	done(p);
 }
 
+/* The --config file's errors are told apart from the flags' (bad_config). */
+static void expect_config_failure(struct parsed *p, const char *msg)
+{
+	assert_int_equal(p->ret, -EBADMSG);
+	assert_string_equal(p->err, msg);
+	done(p);
+}
+
 /* fsvm run OPTION VALUE fails with the message fmt % VALUE. */
 static void expect_bad_value(const char *option, const char *value,
 			     const char *fmt)
@@ -1053,7 +1061,7 @@ static void expect_config_error(const char *text, const char *msg)
 	const char *path = config_file(text);
 	char want[256];
 	snprintf(want, sizeof(want), "%s: %s", path, msg);
-	expect_error(parse("run", "--config", path, "true"), want);
+	expect_config_failure(parse("run", "--config", path, "true"), want);
 	unlink(path);
 }
 
@@ -1097,8 +1105,34 @@ static void test_bad_config_files(void **state)
 	expect_ok(p);
 	assert_int_equal(p->cfg.cpus, 2);
 	done(p);
-	expect_error(parse("run", "--config", "/nonexistent/vm.json"),
-		     "--config /nonexistent/vm.json: No such file or directory");
+	expect_config_failure(parse("run", "--config", "/nonexistent/vm.json"),
+			      "--config /nonexistent/vm.json: No such file or directory");
+}
+
+/* Where the summary goes is known even when a flag or the file is bad:
+ * a CI step reading the file always finds one. */
+static void test_summary_file_known_on_errors(void **state)
+{
+	(void)state;
+	struct parsed *p = parse("run", "--cpus", "0", "--json-file", "/tmp/s.json", "true");
+	assert_int_equal(p->ret, -EINVAL);
+	assert_true(p->cfg.json);
+	assert_string_equal(p->cfg.json_file, "/tmp/s.json");
+	done(p);
+	p = parse("run", "--bogus", "--json=/tmp/s.json", "true");
+	assert_int_equal(p->ret, -EINVAL);
+	assert_string_equal(p->cfg.json_file, "/tmp/s.json");
+	done(p);
+	p = parse("run", "--json", "--config", "/nonexistent/vm.json", "true");
+	assert_int_equal(p->ret, -EBADMSG);
+	assert_true(p->cfg.json);
+	assert_null(p->cfg.json_file);
+	done(p);
+	/* A value that is another option is no file name. */
+	p = parse("run", "--bogus", "--json-file", "--cpus", "2", "true");
+	assert_int_equal(p->ret, -EINVAL);
+	assert_false(p->cfg.json);
+	done(p);
 }
 
 int main(void)
@@ -1106,6 +1140,7 @@ int main(void)
 	const struct CMUnitTest cli[] = {
 		cmocka_unit_test(test_no_arguments),
 		cmocka_unit_test(test_help),
+		cmocka_unit_test(test_summary_file_known_on_errors),
 		cmocka_unit_test(test_version),
 		cmocka_unit_test(test_kconfig_and_modules),
 		cmocka_unit_test(test_net_options),
