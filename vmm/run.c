@@ -5,9 +5,11 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -56,6 +58,8 @@ struct run {
 	struct forward_signals forward; /* a container's */
 	struct virtio_vsock_options vsock; /* a container's exec */
 	struct run_summary *sum;
+	struct seccomp_violation violation; /* what a violation does */
+	bool violate_for_test; /* FSVM_TEST_SECCOMP_VIOLATION */
 };
 
 static void on_stop_event(void *opaque, uint32_t events)
@@ -156,12 +160,24 @@ static int add_halt_check(struct run *r)
 }
 
 /* The end of set-up: from here on fsvm may only make the system calls
- * running the VM needs (vmm/seccomp.c); --no-seccomp leaves them all. */
+ * running the VM needs (vmm/seccomp.c); --no-seccomp leaves them all. A
+ * call outside them puts the terminal back, says which call and writes
+ * the summary, made now with the timeline so far. */
 static int lock_down(struct run *r)
 {
 	if (r->cfg->no_seccomp)
 		return 0;
-	int err = seccomp_lock_down(r->cfg->gdb != NULL);
+	struct seccomp_violation *v = &r->violation;
+	*v = (struct seccomp_violation){
+		.tty_fd = r->con.raw ? r->con.stdin_fd : -1,
+		.tty = r->con.saved,
+		.json_fd = r->sum->out ? fileno(r->sum->out) : -1};
+	summary_timeline(r->sum, &r->board.vm.timeline);
+	int err = v->json_fd >= 0 ? summary_render_violation(r->sum, &v->json_before,
+							     &v->json_after)
+				  : 0;
+	if (!err)
+		err = seccomp_lock_down(r->cfg->gdb != NULL, v);
 	return err ? log_setup_error("seccomp", "cannot load the system-call filter",
 				 err)
 		   : 0;
@@ -218,6 +234,10 @@ static int run_loop(struct run *r)
 		if (vcpu_start(&vm->vcpus[i]))
 			vm_stop(vm, EXIT_VMM_ERROR, EXIT_REASON_VCPU_FAILED,
 				"cannot start vCPU %u", i);
+	/* The test hook (docs/HACKING.md): a call the filter forbids, made
+	 * with the guest running, so a test sees what a violation does. */
+	if (r->violate_for_test && !r->cfg->no_seccomp)
+		syscall(SYS_getppid);
 
 	while (!atomic_load(&vm->stopping))
 		if (event_loop_run_once(&r->loop, -1) < 0)
@@ -390,6 +410,7 @@ int fsvm_run(const struct fsvm_config *cfg, struct run_summary *sum)
 
 	r->cfg = cfg;
 	r->sum = sum;
+	r->violate_for_test = getenv("FSVM_TEST_SECCOMP_VIOLATION") != NULL;
 	block_signals(cfg);
 	if ((err = vm_init(vm)) || (err = event_loop_init(&r->loop)))
 		return fail(r, EXIT_REASON_SETUP_FAILED, "set-up", "cannot start", err);

@@ -2,8 +2,10 @@
  * one JSON object with --json (json-c, as the config file is read). */
 #include "vmm/summary.h"
 
+#include <errno.h>
 #include <json-c/json.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
@@ -165,6 +167,19 @@ static struct json_object *to_json(const struct run_summary *s)
 	return root;
 }
 
+/* The summary as text, one line (malloc'd); NULL when out of memory. */
+static char *render(const struct run_summary *s)
+{
+	struct json_object *root = to_json(s);
+	const char *text = root ? json_object_to_json_string_ext(
+					  root, JSON_C_TO_STRING_SPACED |
+							JSON_C_TO_STRING_NOSLASHESCAPE)
+				: NULL;
+	char *copy = text ? strdup(text) : NULL;
+	json_object_put(root);
+	return copy;
+}
+
 int summary_write_json(struct run_summary *s, int status,
 		       const struct fsvm_config *cfg)
 {
@@ -178,16 +193,40 @@ int summary_write_json(struct run_summary *s, int status,
 	struct rusage ru;
 	s->peak_rss_bytes = getrusage(RUSAGE_SELF, &ru) ? -1
 							: (long long)ru.ru_maxrss * 1024;
-	struct json_object *root = to_json(s);
-	const char *text = root ? json_object_to_json_string_ext(
-					  root, JSON_C_TO_STRING_SPACED |
-							JSON_C_TO_STRING_NOSLASHESCAPE)
-				: NULL;
+	char *text = render(s);
 	int ok = text && fprintf(s->out, "%s\n", text) >= 0 && fflush(s->out) == 0;
-	json_object_put(root);
+	free(text);
 	if (!ok)
 		log_error("--json%s%s: cannot write the summary",
 			  cfg->json_file ? "=" : "",
 			  cfg->json_file ? cfg->json_file : "");
 	return ok ? 0 : -1;
+}
+
+int summary_render_violation(const struct run_summary *s, char **before,
+			     char **after)
+{
+	struct run_summary *v = malloc(sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	*v = *s;
+	v->status = EXIT_VMM_ERROR;
+	v->ended_by = "fsvm";
+	v->reason = EXIT_REASON_SECCOMP;
+	snprintf(v->message, sizeof(v->message), "%s", SUMMARY_VIOLATION_SLOT);
+	v->nr_devices = 0;
+	v->kernel = NULL;
+	v->peak_rss_bytes = -1;
+	char *text = render(v);
+	free(v);
+	char *slot = text ? strstr(text, SUMMARY_VIOLATION_SLOT) : NULL;
+	*before = slot ? strndup(text, (size_t)(slot - text)) : NULL;
+	*after = slot ? strdup(slot + strlen(SUMMARY_VIOLATION_SLOT)) : NULL;
+	free(text);
+	if (*before && *after)
+		return 0;
+	free(*before);
+	free(*after);
+	*before = *after = NULL;
+	return -ENOMEM;
 }

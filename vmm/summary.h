@@ -52,4 +52,15 @@ int summary_failed(struct run_summary *s, enum exit_reason reason);
 int summary_write_json(struct run_summary *s, int status,
 		       const struct fsvm_config *cfg);
 
+/* Where a seccomp violation's line goes in the summary it writes. */
+#define SUMMARY_VIOLATION_SLOT "@SECCOMP-VIOLATION@"
+
+/* The summary a seccomp violation writes, made before the filter (a
+ * signal handler may make nothing): the run so far (its timeline to
+ * set-up done; no device counters, no peak memory), ended by fsvm, 125,
+ * reason seccomp, its message SUMMARY_VIOLATION_SLOT. Sets *before and
+ * *after (malloc'd) to the text around the slot; returns 0 or -ENOMEM. */
+int summary_render_violation(const struct run_summary *s, char **before,
+			     char **after);
+
 #endif

@@ -238,6 +238,34 @@ static void test_first_failure_is_the_reason(void **state)
 	json_object_put(j);
 }
 
+/* What a seccomp violation writes: the parts made beforehand around its
+ * line are one JSON object, 125, reason seccomp, the line its message. */
+static void test_violation_summary(void **state)
+{
+	(void)state;
+	static struct run_summary s;
+	summary_init(&s, NULL);
+	s.timeline_us[TL_SETUP_DONE] = 40900;
+	s.nr_devices = 1; /* counted later, unknown then */
+	char *before, *after;
+	assert_int_equal(summary_render_violation(&s, &before, &after), 0);
+	const char *line = "seccomp: system call socket (41) is not one fsvm makes";
+	char text[8192];
+	snprintf(text, sizeof(text), "%s%s%s\n", before, line, after);
+	free(before);
+	free(after);
+	struct json_object *j = parsed(text);
+	struct json_object *exit = at(j, "exit");
+	assert_int_equal(json_object_get_int(at(exit, "status")), 125);
+	assert_string_equal(json_object_get_string(at(exit, "ended_by")), "fsvm");
+	assert_string_equal(json_object_get_string(at(exit, "reason")), "seccomp");
+	assert_string_equal(json_object_get_string(at(exit, "message")), line);
+	assert_int_equal(json_object_array_length(at(j, "timeline")), 1);
+	assert_int_equal(json_object_array_length(at(j, "devices")), 0);
+	assert_true(json_object_is_type(at(j, "peak_rss_bytes"), json_type_null));
+	json_object_put(j);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -247,6 +275,7 @@ int main(void)
 		cmocka_unit_test(test_reason_keys),
 		cmocka_unit_test(test_ended_by_the_vm),
 		cmocka_unit_test(test_first_failure_is_the_reason),
+		cmocka_unit_test(test_violation_summary),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
