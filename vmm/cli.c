@@ -115,6 +115,9 @@ const char cli_usage[] =
 	"  --json-file FILE   --json=FILE\n"
 	"  -v, --verbose      report boot progress and timings on stderr\n"
 	"  --setup-only       build the VM, report the set-up time, do not run it\n"
+	"  --check            check what needs no KVM (flags, config, shares, kernel,\n"
+	"                     initramfs, guest folder, id maps, disks, network), say\n"
+	"                     each problem, run nothing: exit 0 or 125\n"
 	"  --no-seccomp       run without the system-call filter (for debugging)\n"
 	"\n"
 	"Environment:\n"
@@ -204,7 +207,7 @@ enum { OPT_KERNEL = 256, OPT_MODULES, OPT_INITRD, OPT_CPUS, OPT_MEM,
        OPT_RODIR, OPT_RWDIR, OPT_CACHE, OPT_DAX, OPT_TRANSPORT, OPT_UID_MAP,
        OPT_GID_MAP, OPT_HOST_ROOT, OPT_NO_SECCOMP, OPT_CWD, OPT_ENV,
        OPT_USER, OPT_JSON, OPT_JSON_FILE, OPT_CONFIG, OPT_GUEST_KERNEL, OPT_MICROVM,
-       OPT_NET, OPT_MAC, OPT_PUBLISH, OPT_DISK, OPT_GDB, OPT_GDB_WAIT };
+       OPT_NET, OPT_MAC, OPT_PUBLISH, OPT_DISK, OPT_GDB, OPT_GDB_WAIT, OPT_CHECK };
 
 /* Every option, once: getopt reads this table, and so does a config file,
  * whose keys are the long names (vmm/config_file.c). */
@@ -245,6 +248,7 @@ static const struct option run_options[] = {
 	{"json-file", required_argument, NULL, OPT_JSON_FILE},
 	{"verbose", no_argument, NULL, 'v'},
 	{"setup-only", no_argument, NULL, OPT_SETUP_ONLY},
+	{"check", no_argument, NULL, OPT_CHECK},
 	{"no-seccomp", no_argument, NULL, OPT_NO_SECCOMP},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
@@ -685,6 +689,9 @@ static int parse_run_option(int opt, char *arg, struct fsvm_config *cfg,
 		return 0;
 	case OPT_NO_SECCOMP:
 		cfg->no_seccomp = true;
+		return 0;
+	case OPT_CHECK:
+		cfg->check = true;
 		return 0;
 	case 'h':
 		cfg->command = CLI_HELP;

@@ -126,6 +126,7 @@ struct fsvm_config {
 	double timeout;           /* seconds; 0 means none */
 	bool verbose;
 	bool setup_only;          /* stop before the first KVM_RUN */
+	bool check;               /* --check: only what needs no KVM (vmm/check.h) */
 	bool no_seccomp;          /* run without the system-call filter */
 	const char *cwd;          /* the command's folder; NULL: the caller's */
 	/* "NAME=VALUE" strings added to the command's environment. */

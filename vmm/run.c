@@ -25,6 +25,7 @@
 #include "devices/virtio_vsock.h"
 #include "guest/protocol.h"
 #include "vmm/capabilities.h"
+#include "vmm/check.h"
 #include "vmm/disks.h"
 #include "vmm/console.h"
 #include "vmm/forward_signals.h"
@@ -58,6 +59,7 @@ struct run {
 	struct forward_signals forward; /* a container's */
 	struct virtio_vsock_options vsock; /* a container's exec */
 	struct run_summary *sum;
+	struct check check; /* what could be known before KVM */
 	struct seccomp_violation violation; /* what a violation does */
 	bool violate_for_test; /* FSVM_TEST_SECCOMP_VIOLATION */
 };
@@ -400,6 +402,19 @@ static int fail(struct run *r, enum exit_reason reason, const char *what,
 	return summary_failed(r->sum, reason);
 }
 
+/* What the flags name, checked before KVM: every problem said, the first
+ * is the run's reason. */
+static int check_all(struct run *r)
+{
+	struct check *c = &r->check;
+	r->sum->check = c;
+	if (!check_run(r->cfg, c))
+		return 0;
+	snprintf(r->sum->message, sizeof(r->sum->message), "%s",
+		 c->problems[0].message);
+	return summary_failed(r->sum, c->problems[0].reason);
+}
+
 int fsvm_run(const struct fsvm_config *cfg, struct run_summary *sum)
 {
 	static struct run run; /* the board's transports are large */
@@ -410,6 +425,13 @@ int fsvm_run(const struct fsvm_config *cfg, struct run_summary *sum)
 
 	r->cfg = cfg;
 	r->sum = sum;
+	if (cfg->check) {
+		sum->status = check_all(r);
+		sum->ended_by = "check";
+		return sum->status;
+	}
+	if (check_all(r))
+		return EXIT_VMM_ERROR;
 	r->violate_for_test = getenv("FSVM_TEST_SECCOMP_VIOLATION") != NULL;
 	block_signals(cfg);
 	if ((err = vm_init(vm)) || (err = event_loop_init(&r->loop)))
@@ -467,6 +489,7 @@ int fsvm_run(const struct fsvm_config *cfg, struct run_summary *sum)
 	if (devices_add_all(&r->machine))
 		return summary_failed(sum, EXIT_REASON_SETUP_FAILED);
 	struct run_spec job = guest_job(r);
+	/* What the checks passed can still not fit: the RAM is too small. */
 	if (guest_load(&r->board, cfg, &job))
 		return summary_failed(sum, EXIT_REASON_BAD_KERNEL);
 	if ((err = board_boot(&r->board, cfg->cmdline, cfg->verbose, &why)))

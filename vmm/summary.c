@@ -85,6 +85,9 @@ static const char *meaning(const struct run_summary *s, char *buf,
 		return "fsvm was stopped by a signal";
 	if (!strcmp(s->ended_by, "setup-only"))
 		return "set-up done; --setup-only runs no guest";
+	if (!strcmp(s->ended_by, "check"))
+		return s->status ? "the checks found problems (see problems); --check runs no guest"
+				 : "the checks found no problem; --check runs no guest";
 	return "fsvm or the guest failed (see reason and message)";
 }
 
@@ -113,6 +116,21 @@ static struct json_object *kernel_json(const struct kernel_report *k)
 	return o;
 }
 
+static struct json_object *problems_json(const struct check *c)
+{
+	struct json_object *list = json_object_new_array();
+	unsigned int nr = c ? c->nr : 0;
+	for (unsigned int i = 0; i < nr && i < CHECK_MAX_PROBLEMS; i++) {
+		struct json_object *o = json_object_new_object();
+		json_object_object_add(o, "reason", json_object_new_string(
+						exit_reason_key(c->problems[i].reason)));
+		json_object_object_add(o, "message", json_object_new_string(
+						c->problems[i].message));
+		json_object_array_add(list, o);
+	}
+	return list;
+}
+
 static struct json_object *to_json(const struct run_summary *s)
 {
 	char buf[64];
@@ -129,6 +147,7 @@ static struct json_object *to_json(const struct run_summary *s)
 	json_object_object_add(exit, "message",
 			       s->message[0] ? json_object_new_string(s->message)
 					     : NULL);
+	json_object_object_add(exit, "problems", problems_json(s->check));
 	json_object_object_add(root, "fsvm_json", json_object_new_int(2));
 	json_object_object_add(root, "exit", exit);
 

@@ -10,6 +10,7 @@
 #include "core/exit_reason.h"
 #include "core/timeline.h"
 #include "devices/device.h"
+#include "vmm/check.h"
 #include "vmm/cli.h"
 #include "vmm/kernel_report.h"
 
@@ -19,6 +20,8 @@ struct run_summary {
 	const char *ended_by; /* NULL: fsvm_run has not said (set-up failed) */
 	enum exit_reason reason; /* NONE: the command's status, or no failure */
 	char message[256];       /* fsvm's line about the end; empty: none */
+	/* What the checks before KVM found (vmm/check.h); NULL: not run. */
+	const struct check *check;
 	/* The boot timeline's marks, microseconds from launch; -1: not
 	 * reached (core/timeline.h). */
 	int64_t timeline_us[TL_NR_MARKS];

@@ -1133,6 +1133,10 @@ static void test_summary_file_known_on_errors(void **state)
 	assert_int_equal(p->ret, -EINVAL);
 	assert_false(p->cfg.json);
 	done(p);
+	p = parse("run", "--check", "--", "true");
+	expect_ok(p);
+	assert_true(p->cfg.check);
+	done(p);
 }
 
 int main(void)

@@ -88,6 +88,7 @@ static void test_command_status(void **state)
 			    "the command exited with status 3");
 	assert_true(json_object_is_type(at(exit, "reason"), json_type_null));
 	assert_true(json_object_is_type(at(exit, "message"), json_type_null));
+	assert_int_equal(json_object_array_length(at(exit, "problems")), 0);
 	struct json_object *t = at(j, "timeline");
 	assert_int_equal(json_object_array_length(t), 2);
 	struct json_object *e = json_object_array_get_idx(t, 0);
@@ -144,6 +145,8 @@ static void test_meanings(void **state)
 		{"timeout", 124, "the guest ran past --timeout and was stopped"},
 		{"signal", 130, "fsvm was stopped by a signal"},
 		{"setup-only", 0, "set-up done; --setup-only runs no guest"},
+		{"check", 0, "the checks found no problem; --check runs no guest"},
+		{"check", 125, "the checks found problems (see problems); --check runs no guest"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		static struct run_summary s;
@@ -238,6 +241,30 @@ static void test_first_failure_is_the_reason(void **state)
 	json_object_put(j);
 }
 
+/* --check: each problem, in order, with its reason. */
+static void test_check_problems(void **state)
+{
+	(void)state;
+	static struct check c = {
+		.nr = 2,
+		.problems = {{EXIT_REASON_BAD_SHARE, "--share: /x (No such file or directory)"},
+			     {EXIT_REASON_BAD_KERNEL, "/k: cannot open the kernel"}}};
+	static struct run_summary s;
+	summary_init(&s, NULL);
+	s.check = &c;
+	s.ended_by = "check";
+	s.status = summary_failed(&s, EXIT_REASON_BAD_SHARE);
+	struct json_object *j = written(&s, 125);
+	struct json_object *p = at(at(j, "exit"), "problems");
+	assert_int_equal(json_object_array_length(p), 2);
+	struct json_object *e = json_object_array_get_idx(p, 1);
+	assert_string_equal(json_object_get_string(at(e, "reason")), "bad_kernel");
+	assert_string_equal(json_object_get_string(at(e, "message")),
+			    "/k: cannot open the kernel");
+	assert_int_equal(json_object_array_length(at(j, "timeline")), 0);
+	json_object_put(j);
+}
+
 /* What a seccomp violation writes: the parts made beforehand around its
  * line are one JSON object, 125, reason seccomp, the line its message. */
 static void test_violation_summary(void **state)
@@ -275,6 +302,7 @@ int main(void)
 		cmocka_unit_test(test_reason_keys),
 		cmocka_unit_test(test_ended_by_the_vm),
 		cmocka_unit_test(test_first_failure_is_the_reason),
+		cmocka_unit_test(test_check_problems),
 		cmocka_unit_test(test_violation_summary),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
