@@ -130,7 +130,10 @@ static void *map_kernel(const struct fsvm_config *cfg, const char *path,
 	return img;
 }
 
-static int load_kernel(struct board *b, const struct fsvm_config *cfg)
+/* The kernel loaded into b's RAM, or with no board only checked (its
+ * format, all of it there): the same reading either way, so --check says
+ * what a run would. */
+static int read_kernel(struct board *b, const struct fsvm_config *cfg)
 {
 	char buf[4096];
 	const char *path = kernel_path(cfg, buf, sizeof(buf));
@@ -139,7 +142,8 @@ static int load_kernel(struct board *b, const struct fsvm_config *cfg)
 	if (!img)
 		return -1;
 	const char *why = NULL;
-	int err = board_load_kernel(b, img, size, &why);
+	int err = b ? board_load_kernel(b, img, size, &why)
+		    : board_check_kernel(img, size, &why);
 	munmap(img, size);
 	return err ? log_setup_error(path, why, 0) : 0;
 }
@@ -165,16 +169,7 @@ int guest_check_folder(const struct fsvm_config *cfg)
 
 int guest_check_kernel(const struct fsvm_config *cfg)
 {
-	char buf[4096];
-	const char *path = kernel_path(cfg, buf, sizeof(buf));
-	size_t size;
-	void *img = map_kernel(cfg, path, &size);
-	if (!img)
-		return -1;
-	const char *why = NULL;
-	int err = board_check_kernel(img, size, &why);
-	munmap(img, size);
-	return err ? log_setup_error(path, why, 0) : 0;
+	return read_kernel(NULL, cfg);
 }
 
 /* What the kernel unpacks as an initramfs: cpio archives (newc, with or
@@ -296,5 +291,5 @@ static int load_initrd(struct board *b, const struct fsvm_config *cfg,
 int guest_load(struct board *b, const struct fsvm_config *cfg,
 	       const struct run_spec *job)
 {
-	return load_kernel(b, cfg) || load_initrd(b, cfg, job) ? -1 : 0;
+	return read_kernel(b, cfg) || load_initrd(b, cfg, job) ? -1 : 0;
 }
