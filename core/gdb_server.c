@@ -383,7 +383,7 @@ static void target_detach(void *target)
 static void target_kill(void *target)
 {
 	struct gdb_server *gs = target;
-	vm_stop(gs->vm, EXIT_VMM_ERROR, "gdb killed the guest");
+	vm_stop(gs->vm, EXIT_VMM_ERROR, EXIT_REASON_GDB, "gdb killed the guest");
 }
 
 static const struct gdb_target_ops target_ops = {
@@ -473,7 +473,7 @@ static void *gdb_thread(void *arg)
 		};
 		if (poll(p, 2, -1) < 0) {
 			if (errno != EINTR)
-				vm_stop(vm, EXIT_VMM_ERROR, "gdb: poll: %s",
+				vm_stop(vm, EXIT_VMM_ERROR, EXIT_REASON_GDB, "gdb: poll: %s",
 					strerror(errno));
 			continue;
 		}

@@ -10,6 +10,7 @@ bool log_verbose;
 
 static pthread_mutex_t failure_lock = PTHREAD_MUTEX_INITIALIZER;
 static char failure[256];
+static char last_error[256];
 
 void log_error_line(const char *fmt, ...)
 {
@@ -19,6 +20,17 @@ void log_error_line(const char *fmt, ...)
 	vsnprintf(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	fprintf(stderr, "fsvm: %s\n", line);
+	pthread_mutex_lock(&failure_lock);
+	snprintf(last_error, sizeof(last_error), "%.*s",
+		 (int)sizeof(last_error) - 1, line);
+	pthread_mutex_unlock(&failure_lock);
+}
+
+void log_last_error(char *buf, size_t len)
+{
+	pthread_mutex_lock(&failure_lock);
+	snprintf(buf, len, "%s", last_error);
+	pthread_mutex_unlock(&failure_lock);
 }
 
 void log_setup_failure(char *buf, size_t len)

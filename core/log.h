@@ -31,4 +31,8 @@ int log_setup_error(const char *what, const char *why, int err);
 /* Copies the first line log_setup_error printed (empty: none) into buf. */
 void log_setup_failure(char *buf, size_t len);
 
+/* Copies the last line log_error printed (without "fsvm: "; empty: none)
+ * into buf: what a check just found, said by the piece that found it. */
+void log_last_error(char *buf, size_t len);
+
 #endif

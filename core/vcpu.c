@@ -76,30 +76,31 @@ static bool vcpu_handle_exit(struct vcpu *vcpu)
 	case KVM_EXIT_DEBUG: /* a breakpoint, watchpoint or step (--gdb) */
 		return gdb_vcpu_debug_exit(vcpu);
 	case KVM_EXIT_SHUTDOWN:
-		vm_stop_unexpected(vm, "triple-faulted (CPU reset)");
+		vm_stop_unexpected(vm, EXIT_REASON_GUEST_RESET,
+				   "triple-faulted (CPU reset)");
 		return false;
 	case KVM_EXIT_SYSTEM_EVENT:
 		switch (run->system_event.type) {
 		case KVM_SYSTEM_EVENT_SHUTDOWN:
-			vm_stop_unexpected(vm, "powered off");
+			vm_stop_unexpected(vm, EXIT_REASON_GUEST_POWEROFF, "powered off");
 			break;
 		case KVM_SYSTEM_EVENT_RESET:
-			vm_stop_unexpected(vm, "rebooted");
+			vm_stop_unexpected(vm, EXIT_REASON_GUEST_RESET, "rebooted");
 			break;
 		default:
-			vm_stop_unexpected(vm, "crashed");
+			vm_stop_unexpected(vm, EXIT_REASON_GUEST_PANIC, "crashed");
 			break;
 		}
 		return false;
 	case KVM_EXIT_FAIL_ENTRY:
-		vm_stop(vm, EXIT_VMM_ERROR,
+		vm_stop(vm, EXIT_VMM_ERROR, EXIT_REASON_VCPU_FAILED,
 			"vCPU %u: KVM could not enter the guest (reason 0x%llx)",
 			vcpu->id,
 			(unsigned long long)run->fail_entry
 				.hardware_entry_failure_reason);
 		return false;
 	case KVM_EXIT_INTERNAL_ERROR:
-		vm_stop(vm, EXIT_VMM_ERROR,
+		vm_stop(vm, EXIT_VMM_ERROR, EXIT_REASON_VCPU_FAILED,
 			"vCPU %u: KVM internal error (suberror %u)", vcpu->id,
 			run->internal.suberror);
 		return false;
@@ -140,11 +141,11 @@ static void *vcpu_thread(void *arg)
 			    vm->repair_memory(vm->repair_opaque))
 				continue;
 			if (errno == EFAULT)
-				vm_stop(vm, EXIT_VMM_ERROR,
+				vm_stop(vm, EXIT_VMM_ERROR, EXIT_REASON_VCPU_FAILED,
 					"vCPU %u: the guest touched memory the host cannot back",
 					vcpu->id);
 			else
-				vm_stop(vm, EXIT_VMM_ERROR,
+				vm_stop(vm, EXIT_VMM_ERROR, EXIT_REASON_VCPU_FAILED,
 					"vCPU %u: KVM_RUN: %s", vcpu->id,
 					strerror(errno));
 			break;
@@ -174,7 +175,7 @@ void vcpus_check_halted(struct vm *vm)
 			pthread_kill(vcpu->thread, SIG_VCPU_KICK);
 	}
 	if (all_stopped)
-		vm_stop_unexpected(vm, "powered off");
+		vm_stop_unexpected(vm, EXIT_REASON_GUEST_POWEROFF, "powered off");
 }
 
 void vcpu_kick_and_join(struct vcpu *vcpu)

@@ -23,11 +23,13 @@ int vm_init(struct vm *vm)
 	return vm->stop_eventfd < 0 ? -errno : 0;
 }
 
-void vm_stop(struct vm *vm, int status, const char *reason_fmt, ...)
+void vm_stop(struct vm *vm, int status, enum exit_reason reason,
+	     const char *reason_fmt, ...)
 {
 	pthread_mutex_lock(&vm->stop_lock);
 	if (!atomic_load(&vm->stopping)) {
 		vm->exit_status = status;
+		vm->end_reason = reason;
 		vm->stop_reason[0] = '\0';
 		if (reason_fmt) {
 			va_list ap;
@@ -44,24 +46,25 @@ void vm_stop(struct vm *vm, int status, const char *reason_fmt, ...)
 	pthread_mutex_unlock(&vm->stop_lock);
 }
 
-void vm_stop_unexpected(struct vm *vm, const char *what)
+void vm_stop_unexpected(struct vm *vm, enum exit_reason reason,
+			const char *what)
 {
 	if (vm->panic_seen)
-		vm_stop(vm, EXIT_VMM_ERROR, "guest kernel panicked: %s",
-			vm->panic_line);
+		vm_stop(vm, EXIT_VMM_ERROR, EXIT_REASON_GUEST_PANIC,
+			"guest kernel panicked: %s", vm->panic_line);
 	else
-		vm_stop(vm, EXIT_VMM_ERROR,
+		vm_stop(vm, EXIT_VMM_ERROR, reason,
 			"guest %s before its command reported a status", what);
 }
 
 void vm_guest_exited(struct vm *vm, uint8_t status)
 {
 	if (atomic_load(&vm->kernel_oopsed))
-		vm_stop(vm, EXIT_VMM_ERROR,
+		vm_stop(vm, EXIT_VMM_ERROR, EXIT_REASON_GUEST_PANIC,
 			"guest kernel oopsed (its command's status was %u)",
 			status);
 	else
-		vm_stop(vm, status, NULL);
+		vm_stop(vm, status, EXIT_REASON_NONE, NULL);
 }
 
 void vm_console_powered_off(struct vm *vm)
@@ -70,7 +73,8 @@ void vm_console_powered_off(struct vm *vm)
 		/* Only the kernel and the user's own init have spoken. A
 		 * panicked kernel is rebooting: that ends the VM, with 125. */
 		if (!vm->panic_seen)
-			vm_stop(vm, 0, "guest powered off");
+			vm_stop(vm, 0, EXIT_REASON_GUEST_POWEROFF,
+				"guest powered off");
 		return;
 	}
 	/* The kernel prints the line before it stops the CPUs, so the checks

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "core/exit_reason.h"
 #include "core/guest_mem.h"
 #include "core/io_bus.h"
 #include "core/timeline.h"
@@ -43,6 +44,7 @@ struct vm {
 	atomic_bool stopping;
 	pthread_mutex_t stop_lock;
 	int exit_status;
+	enum exit_reason end_reason; /* NONE: the guest reported its status */
 	char stop_reason[256]; /* empty: the guest reported its status */
 	int stop_eventfd;      /* readable once the VM has stopped */
 
@@ -67,12 +69,14 @@ struct vm {
 int vm_init(struct vm *vm);
 
 /* Records why the VM stops (the first caller wins) and wakes the main
- * loop. reason is printed as one line unless NULL. */
-void vm_stop(struct vm *vm, int status, const char *reason_fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+ * loop: its status, the reason's code and line (printed unless NULL). */
+void vm_stop(struct vm *vm, int status, enum exit_reason reason,
+	     const char *reason_fmt, ...) __attribute__((format(printf, 4, 5)));
 
-/* The guest reset or shut down without reporting a status. */
-void vm_stop_unexpected(struct vm *vm, const char *what);
+/* The guest reset (reason GUEST_RESET) or shut down (GUEST_POWEROFF)
+ * without reporting a status: a panic if the console showed one. */
+void vm_stop_unexpected(struct vm *vm, enum exit_reason reason,
+			const char *what);
 
 /* The guest init reported its command's status: the VM ends with it, or
  * with 125 if the init said the kernel had oopsed. */

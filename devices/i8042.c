@@ -87,7 +87,7 @@ void i8042_cmd_io(void *opaque, uint64_t offset, bool is_write, uint8_t *data,
 
 static void on_guest_reset(void *opaque)
 {
-	vm_stop_unexpected(opaque, "rebooted");
+	vm_stop_unexpected(opaque, EXIT_REASON_GUEST_RESET, "rebooted");
 }
 
 static int i8042_add(struct machine *m)

@@ -26,13 +26,13 @@ const char cli_usage[] =
 	"  or:  fsvm --help | --version\n"
 	"\n"
 	"Boots a Linux guest under KVM, runs CMD in it and exits with CMD's status\n"
-	"(else 124: timed out; 125: fsvm or the guest failed; 126: CMD not\n"
-	"executable; 127: CMD not found); without CMD, an interactive shell.\n"
-	"`fsvm kconfig` checks a kernel's .config (default ./.config) for what fsvm\n"
-	"needs (with --net and --disk, what they need too) and prints the missing\n"
-	"options as a fragment to merge (exit 1 when some are missing). `fsvm oci`\n"
-	"is an OCI runtime for podman and containerd, also installed as\n"
-	"fsvm-runtime (docs/OCI.md in the source tree).\n"
+	"(else 124: timed out; 125: fsvm or the guest failed, and --json's\n"
+	"exit.reason says which way; 126: CMD not executable; 127: CMD not found);\n"
+	"without CMD, an interactive shell. `fsvm kconfig` checks a kernel's .config\n"
+	"(default ./.config) for what fsvm needs (with --net and --disk, what they\n"
+	"need too) and prints the missing options as a fragment to merge (exit 1\n"
+	"when some are missing). `fsvm oci` is an OCI runtime for podman and\n"
+	"containerd, also installed as fsvm-runtime (docs/OCI.md in the source tree).\n"
 	"\n"
 	"Options:\n"
 	"  --config FILE      read options from a strict JSON file (no comments, no\n"
@@ -142,6 +142,9 @@ const char cli_usage[] =
 	"  --json-file FILE   --json=FILE\n"
 	"  -v, --verbose      report boot progress and timings on stderr\n"
 	"  --setup-only       build the VM, report the set-up time, do not run it\n"
+	"  --check            check what needs no KVM (flags, config, shares, kernel,\n"
+	"                     initramfs, guest folder, id maps, disks, network), say\n"
+	"                     each problem, run nothing: exit 0 or 125\n"
 	"  --no-seccomp       run without the system-call filter (for debugging)\n"
 	"\n"
 	"Environment:\n"
@@ -241,7 +244,7 @@ enum { OPT_KERNEL = 256, OPT_MODULES, OPT_INITRD, OPT_CPUS, OPT_MEM,
        OPT_USER, OPT_JSON, OPT_JSON_FILE, OPT_CONFIG, OPT_GUEST_KERNEL, OPT_MICROVM,
        OPT_NET, OPT_MAC, OPT_PUBLISH, OPT_DISK, OPT_GDB, OPT_GDB_WAIT,
        OPT_PROFILE, OPT_ENV_FILE, OPT_EXEC, OPT_STDIN, OPT_IMAGE,
-       OPT_ENTRYPOINT };
+       OPT_ENTRYPOINT, OPT_CHECK };
 
 /* Every option, once: getopt reads this table, and so does a config file,
  * whose keys are the long names (vmm/config_file.c). */
@@ -288,6 +291,7 @@ static const struct option run_options[] = {
 	{"json-file", required_argument, NULL, OPT_JSON_FILE},
 	{"verbose", no_argument, NULL, 'v'},
 	{"setup-only", no_argument, NULL, OPT_SETUP_ONLY},
+	{"check", no_argument, NULL, OPT_CHECK},
 	{"no-seccomp", no_argument, NULL, OPT_NO_SECCOMP},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
@@ -757,6 +761,9 @@ static int parse_run_option(int opt, char *arg, struct fsvm_config *cfg,
 					 "--stdin: '%s' is not auto or none", arg);
 		cfg->stdin_none = !strcmp(arg, "none");
 		return 0;
+	case OPT_CHECK:
+		cfg->check = true;
+		return 0;
 	case 'h':
 		cfg->command = CLI_HELP;
 		return 0;
@@ -1063,10 +1070,13 @@ int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 					wrong = cli_option_error(sub_argv, err, errlen);
 				continue;
 			}
-			if (pass == 0 && !wrong && index >= 0 &&
-			    misparsed(&run_options[index], sub_argv[word],
-				      optind < sub_argc ? sub_argv[optind] : NULL,
-				      err, errlen))
+			char scratch[256];
+			bool bad = pass == 0 && index >= 0 &&
+				   misparsed(&run_options[index], sub_argv[word],
+					     optind < sub_argc ? sub_argv[optind] : NULL,
+					     wrong ? scratch : err,
+					     wrong ? sizeof(scratch) : errlen);
+			if (bad && !wrong)
 				wrong = -EINVAL;
 			/* --help taken as a value (--cpus --help) is still
 			 * --help: it wins over a missing value too. */
@@ -1079,6 +1089,10 @@ int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 			if (pass == 0 && opt == OPT_PROFILE)
 				cfg->profile = optarg;
 			exec_flag = exec_flag || opt == OPT_EXEC;
+			/* Known from the first pass: a summary is written
+			 * even when something else is wrong. */
+			if (pass == 0 && !bad && (opt == OPT_JSON || opt == OPT_JSON_FILE))
+				parse_run_option(opt, optarg, cfg, err, errlen);
 			if (pass == 1) {
 				int ret = parse_run_option(opt, optarg, cfg,
 							   err, errlen);
@@ -1094,7 +1108,7 @@ int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 			return wrong;
 		if (pass == 0 &&
 		    config_file_load(cfg->config, cfg->profile, cfg, err, errlen))
-			return -EINVAL;
+			return -EBADMSG;
 	}
 	if (sub_argc > optind) {
 		if (exec_flag)

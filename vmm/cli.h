@@ -137,6 +137,7 @@ struct fsvm_config {
 	double timeout;           /* seconds; 0 means none */
 	bool verbose;
 	bool setup_only;          /* stop before the first KVM_RUN */
+	bool check;               /* --check: only what needs no KVM (vmm/check.h) */
 	bool no_seccomp;          /* run without the system-call filter */
 	/* --stdin none: the command's stdin is empty even when fsvm's is a
 	 * pipe or a file (by default those stream to it). */
@@ -162,7 +163,11 @@ struct fsvm_config {
 };
 
 /* Parses argv into *cfg: the config files first (vmm/config_file.h), then
- * the flags, which override them. On error returns -EINVAL with a one-line reason in err.
+ * the flags, which override them. On error returns -EINVAL (the command
+ * line) or -EBADMSG (a config file: unreadable, not strict JSON, a key or
+ * value refused, or no such --profile) with a one-line reason in err;
+ * cfg->json and cfg->json_file are still set if the flags gave them, so
+ * the summary can say so.
  * cli_free releases what it made, after success or failure. */
 int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 	      size_t errlen);

@@ -104,6 +104,7 @@ static size_t console_escape(struct console *con, const uint8_t *in, size_t n,
 			con->escape_held = false;
 			if (in[i] == 'x') {
 				vm_stop(con->vm, EXIT_VMM_ERROR,
+					EXIT_REASON_ESCAPE_KEY,
 					"ended with the escape key (Ctrl-A x)");
 				return len;
 			}

@@ -90,6 +90,17 @@ fail:
 	return err;
 }
 
+int disks_check(const struct cli_disk *d)
+{
+	/* Opened and locked as a run would, then let go: the lock is the
+	 * open file's, so it goes with the fd. */
+	struct virtio_blk_disk disk;
+	int err = open_disk(d, &disk);
+	if (!err)
+		close(disk.fd);
+	return err;
+}
+
 int disks_open(struct virtio_blk_options *o, const struct fsvm_config *cfg)
 {
 	*o = (struct virtio_blk_options){

@@ -11,6 +11,10 @@
  * errno, with nothing left open. */
 int disks_open(struct virtio_blk_options *o, const struct fsvm_config *cfg);
 
+/* Whether disks_open would take d (vmm/check.h): 0, or a negative errno
+ * after the same one line. */
+int disks_check(const struct cli_disk *d);
+
 /* Closes what disks_open opened and the devices did not take. */
 void disks_close(struct virtio_blk_options *o);
 

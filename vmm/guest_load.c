@@ -89,33 +89,142 @@ static int open_boot_file(const char *path, struct stat *st)
 	return fd;
 }
 
-static int load_kernel(struct board *b, const struct fsvm_config *cfg)
+/* The kernel: the guest's uncompressed if it was extracted (make guest),
+ * else as Debian ships it. */
+static const char *kernel_path(const struct fsvm_config *cfg, char *buf,
+			       size_t len)
 {
-	char buf[4096];
-	/* The guest's kernel uncompressed if it was extracted (make guest),
-	 * else as Debian ships it. */
 	const char *path = guest_file(cfg, cfg->kernel, "kernel/vmlinux", buf,
-				      sizeof(buf));
+				      len);
 	if (!cfg->kernel && access(path, F_OK) != 0)
-		path = guest_file(cfg, NULL, "kernel/vmlinuz", buf, sizeof(buf));
+		path = guest_file(cfg, NULL, "kernel/vmlinuz", buf, len);
+	return path;
+}
+
+/* The kernel file mapped (*size bytes), or NULL after one line. */
+static void *map_kernel(const struct fsvm_config *cfg, const char *path,
+			size_t *size)
+{
 	struct stat st;
 	int fd = open_boot_file(path, &st);
-	if (fd == -ENOENT && !cfg->kernel)
-		return missing_default(path, "guest kernel", 0);
-	if (fd < 0)
-		return log_setup_error(path, "cannot open the kernel", fd);
+	if (fd == -ENOENT && !cfg->kernel) {
+		missing_default(path, "guest kernel", 0);
+		return NULL;
+	}
+	if (fd < 0) {
+		log_setup_error(path, "cannot open the kernel", fd);
+		return NULL;
+	}
 	if (!S_ISREG(st.st_mode) || st.st_size == 0) {
 		close(fd);
-		return log_setup_error(path, "kernel is not a non-empty file", 0);
+		log_setup_error(path, "kernel is not a non-empty file", 0);
+		return NULL;
 	}
 	void *img = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 	close(fd);
-	if (img == MAP_FAILED)
-		return log_setup_error(path, "cannot map the kernel", -errno);
+	if (img == MAP_FAILED) {
+		log_setup_error(path, "cannot map the kernel", -errno);
+		return NULL;
+	}
+	*size = (size_t)st.st_size;
+	return img;
+}
+
+/* The kernel loaded into b's RAM, or with no board only checked (its
+ * format, all of it there): the same reading either way, so --check says
+ * what a run would. */
+static int read_kernel(struct board *b, const struct fsvm_config *cfg)
+{
+	char buf[4096];
+	const char *path = kernel_path(cfg, buf, sizeof(buf));
+	size_t size;
+	void *img = map_kernel(cfg, path, &size);
+	if (!img)
+		return -1;
 	const char *why = NULL;
-	int err = board_load_kernel(b, img, (size_t)st.st_size, &why);
-	munmap(img, (size_t)st.st_size);
+	int err = b ? board_load_kernel(b, img, size, &why)
+		    : board_check_kernel(img, size, &why);
+	munmap(img, size);
 	return err ? log_setup_error(path, why, 0) : 0;
+}
+
+int guest_check_folder(const struct fsvm_config *cfg)
+{
+	if (cfg->kernel && cfg->initrd)
+		return 0; /* the guest folder gives nothing */
+	char buf[PATH_MAX];
+	char *folder = (char *)guest_file(cfg, NULL, "", buf, sizeof(buf));
+	size_t len = strlen(folder);
+	while (len > 1 && folder[len - 1] == '/')
+		folder[--len] = '\0';
+	struct stat st;
+	if (stat(folder, &st) == 0 && S_ISDIR(st.st_mode))
+		return 0;
+	char why[PATH_MAX + 128];
+	snprintf(why, sizeof(why),
+		 "%s: no such folder (`make guest` in fsvm's source tree makes the packaged guests; FSVM_GUEST_DIR says where they are)",
+		 folder);
+	return log_setup_error("guest", why, 0);
+}
+
+int guest_check_kernel(const struct fsvm_config *cfg)
+{
+	return read_kernel(NULL, cfg);
+}
+
+/* What the kernel unpacks as an initramfs: cpio archives (newc, with or
+ * without checksums, and the old portable format), each compressed or
+ * not; it skips zero padding before (and between) them. */
+static bool initrd_format_known(const uint8_t *p, size_t len)
+{
+	static const struct {
+		const char *magic;
+		size_t len;
+	} formats[] = {
+		{"070701", 6}, {"070702", 6}, {"070707", 6}, /* cpio */
+		{"\x1f\x8b", 2}, {"\x1f\x9e", 2},           /* gzip */
+		{"BZh", 3},                                  /* bzip2 */
+		{"\x5d\x00\x00", 3},                         /* lzma */
+		{"\xfd" "7zXZ", 5},                           /* xz */
+		{"\x89LZO", 4},                              /* lzo */
+		{"\x02\x21\x4c\x18", 4},                     /* lz4 */
+		{"\x28\xb5\x2f\xfd", 4},                     /* zstd */
+	};
+	size_t at = 0;
+	while (at < len && !p[at])
+		at++;
+	if (at == len)
+		return true; /* all padding, as far as we looked */
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+		if (len - at >= formats[i].len &&
+		    !memcmp(p + at, formats[i].magic, formats[i].len))
+			return true;
+	return false;
+}
+
+int guest_check_initrd(const struct fsvm_config *cfg)
+{
+	char buf[4096];
+	const char *path = guest_file(cfg, cfg->initrd, "initramfs.cpio", buf,
+				      sizeof(buf));
+	struct stat st;
+	int fd = open_boot_file(path, &st);
+	if (fd == -ENOENT && !cfg->initrd)
+		return missing_default(path, "guest initramfs", 0);
+	if (fd < 0)
+		return log_setup_error(path, "cannot open the initrd", fd);
+	/* Enough to see past the padding a concatenated image may have. */
+	static uint8_t head[64 << 10];
+	ssize_t n = S_ISREG(st.st_mode) ? pread(fd, head, sizeof(head), 0) : -1;
+	int err = n < 0 ? -errno : 0;
+	close(fd);
+	if (!S_ISREG(st.st_mode) || n == 0)
+		return log_setup_error(path, "initrd is not a non-empty file", 0);
+	if (err)
+		return log_setup_error(path, "cannot read the initrd", err);
+	if (!initrd_format_known(head, (size_t)n))
+		return log_setup_error(path, "not an initramfs (a cpio archive, compressed or not)", 0);
+	return 0;
 }
 
 static int read_full(int fd, uint8_t *dst, size_t len)
@@ -182,5 +291,5 @@ static int load_initrd(struct board *b, const struct fsvm_config *cfg,
 int guest_load(struct board *b, const struct fsvm_config *cfg,
 	       const struct run_spec *job)
 {
-	return load_kernel(b, cfg) || load_initrd(b, cfg, job) ? -1 : 0;
+	return read_kernel(b, cfg) || load_initrd(b, cfg, job) ? -1 : 0;
 }

@@ -1,6 +1,7 @@
 /* fsvm: boots a Linux guest under KVM and runs a command in it. */
 #include <errno.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -35,6 +36,33 @@ static void print_version(void)
 		       dir);
 }
 
+/* The summary's file, opened before set-up (which ends in a sandbox);
+ * NULL without --json, or after one line when it cannot be opened. */
+static FILE *open_summary(const struct fsvm_config *cfg, bool *failed)
+{
+	*failed = false;
+	if (!cfg->json)
+		return NULL;
+	if (!cfg->json_file)
+		return stdout;
+	FILE *f = fopen(cfg->json_file, "we");
+	if (!f) {
+		log_error("--json=%s: %s", cfg->json_file, strerror(errno));
+		*failed = true;
+	}
+	return f;
+}
+
+static int finish(struct fsvm_config *cfg, struct run_summary *sum, int status)
+{
+	if (sum->out && summary_write_json(sum, status, cfg))
+		status = EXIT_VMM_ERROR;
+	if (sum->out && sum->out != stdout)
+		fclose(sum->out);
+	cli_free(cfg);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	struct fsvm_config cfg;
@@ -48,10 +76,20 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "oci"))
 		return oci_main(argc - 1, argv + 1, FSVM_VERSION);
 
-	if (cli_parse(argc, argv, &cfg, err, sizeof(err))) {
+	static struct run_summary sum;
+	bool unopened;
+	int parsed = cli_parse(argc, argv, &cfg, err, sizeof(err));
+	if (parsed) {
 		log_error("%s", err);
-		cli_free(&cfg);
-		return EXIT_VMM_ERROR;
+		/* A bad flag or config still gets its summary, when the flags
+		 * said where. */
+		summary_init(&sum, open_summary(&cfg, &unopened));
+		snprintf(sum.message, sizeof(sum.message), "%.*s",
+			 (int)sizeof(sum.message) - 1, err);
+		return finish(&cfg, &sum,
+			      summary_failed(&sum, parsed == -EBADMSG
+							   ? EXIT_REASON_BAD_CONFIG
+							   : EXIT_REASON_BAD_USAGE));
 	}
 	switch (cfg.command) {
 	case CLI_HELP:
@@ -71,19 +109,10 @@ int main(int argc, char **argv)
 		break;
 	}
 	log_verbose = cfg.verbose;
-	/* The summary's file is opened now: set-up ends in a sandbox. */
-	FILE *json = stdout;
-	if (cfg.json_file && !(json = fopen(cfg.json_file, "we"))) {
-		log_error("--json=%s: %s", cfg.json_file, strerror(errno));
+	summary_init(&sum, open_summary(&cfg, &unopened));
+	if (unopened) {
 		cli_free(&cfg);
 		return EXIT_VMM_ERROR;
 	}
-	static struct run_summary sum;
-	int status = fsvm_run(&cfg, &sum);
-	if (cfg.json && summary_write_json(&sum, status, &cfg, json))
-		status = EXIT_VMM_ERROR;
-	if (json != stdout)
-		fclose(json);
-	cli_free(&cfg);
-	return status;
+	return finish(&cfg, &sum, fsvm_run(&cfg, &sum));
 }

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/if_tun.h>
 #include <net/if.h>
 #include <net/route.h>
@@ -24,6 +25,11 @@
 #include "guest/protocol.h"
 
 extern char **environ;
+
+#define PASST_MISSING \
+	"--net user needs passt (Debian's package passt), which is not on PATH"
+#define NO_DEFAULT_ROUTE \
+	"--net user: this host has no default route (passt gives the guest the addresses of the interface it goes through)"
 
 /* Whether this network namespace routes the family anywhere (a default
  * route, up and not a reject route): passt hands the guest the addresses
@@ -124,7 +130,7 @@ static int spawn_passt(struct network *net, const struct cli_net *cfg, int fd,
 		argv[argc++] = "--no-map-gw";
 	bool v4 = default_route(false), v6 = default_route(true);
 	if (!v4 && !v6) {
-		*why = "--net user: this host has no default route (passt gives the guest the addresses of the interface it goes through)";
+		*why = NO_DEFAULT_ROUTE;
 		return -ENETUNREACH;
 	}
 	argc += dns_arguments(argv + argc, cfg);
@@ -166,7 +172,7 @@ static int spawn_passt(struct network *net, const struct cli_net *cfg, int fd,
 	int err = posix_spawnp(&net->passt, "passt", &fa, NULL, argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	if (err == ENOENT)
-		*why = "--net user needs passt (Debian's package passt), which is not on PATH";
+		*why = PASST_MISSING;
 	else if (err)
 		*why = "cannot start passt";
 	return -err;
@@ -200,17 +206,66 @@ static int start_user(struct network *net, const struct cli_net *cfg,
 	return 0;
 }
 
+/* A tap that does not exist yet: its maker's command in the line. */
+static int no_tap(const struct cli_net *cfg, const char **why)
+{
+	static char msg[160];
+	snprintf(msg, sizeof(msg),
+		 "--net tap:%s: no such network interface (make it first: ip tuntap add %s mode tap user $USER)",
+		 cfg->tap, cfg->tap);
+	*why = msg;
+	return -ENODEV;
+}
+
+/* Whether an executable named name is in one of $PATH's folders. */
+static bool on_path(const char *name)
+{
+	const char *path = getenv("PATH");
+	for (const char *p = path ? path : "/usr/bin:/bin"; *p;) {
+		size_t len = strcspn(p, ":");
+		char file[PATH_MAX];
+		if (len && (size_t)snprintf(file, sizeof(file), "%.*s/%s", (int)len,
+					    p, name) < sizeof(file) &&
+		    access(file, X_OK) == 0)
+			return true;
+		p += len + (p[len] == ':');
+	}
+	return false;
+}
+
+int network_check(const struct cli_net *cfg, const char **why)
+{
+	switch (cfg->mode) {
+	case CLI_NET_USER:
+		if (!on_path("passt")) {
+			*why = PASST_MISSING;
+			return -ENOENT;
+		}
+		if (!default_route(false) && !default_route(true)) {
+			*why = NO_DEFAULT_ROUTE;
+			return -ENETUNREACH;
+		}
+		return 0;
+	case CLI_NET_TAP:
+		if (!if_nametoindex(cfg->tap))
+			return no_tap(cfg, why);
+		if (access("/dev/net/tun", R_OK | W_OK) < 0) {
+			*why = "--net tap: cannot open /dev/net/tun";
+			return -errno;
+		}
+		return 0;
+	case CLI_NET_NONE:
+		break;
+	}
+	return 0;
+}
+
 static int start_tap(struct network *net, const struct cli_net *cfg,
 		     const char **why)
 {
 	static char msg[160];
-	if (!if_nametoindex(cfg->tap)) {
-		snprintf(msg, sizeof(msg),
-			 "--net tap:%s: no such network interface (make it first: ip tuntap add %s mode tap user $USER)",
-			 cfg->tap, cfg->tap);
-		*why = msg;
-		return -ENODEV;
-	}
+	if (!if_nametoindex(cfg->tap))
+		return no_tap(cfg, why);
 	int fd = open("/dev/net/tun", O_RDWR | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0) {
 		*why = "--net tap: cannot open /dev/net/tun";

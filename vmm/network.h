@@ -24,6 +24,11 @@ struct network {
 	unsigned int nr_spec;
 };
 
+/* Whether network_start would find what cfg needs (vmm/check.h): passt
+ * and a default route, or the tap and /dev/net/tun. 0, or a negative
+ * errno with why set. */
+int network_check(const struct cli_net *cfg, const char **why);
+
 /* Starts what cfg asks for; 0 (net->enabled false for --net none) or a
  * negative errno with why set, once said. */
 int network_start(struct network *net, const struct cli_net *cfg,

@@ -5,10 +5,12 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -24,6 +26,7 @@
 #include "devices/virtio_vsock.h"
 #include "guest/protocol.h"
 #include "vmm/capabilities.h"
+#include "vmm/check.h"
 #include "vmm/disks.h"
 #include "vmm/console.h"
 #include "vmm/forward_signals.h"
@@ -61,6 +64,9 @@ struct run {
 	struct virtio_vsock_options vsock; /* stdin, a container's exec */
 	struct stdin_stream stdin_stream; /* stdin's, when it streams */
 	struct run_summary *sum;
+	struct check check; /* what could be known before KVM */
+	struct seccomp_violation violation; /* what a violation does */
+	bool violate_for_test; /* FSVM_TEST_SECCOMP_VIOLATION */
 };
 
 static void on_stop_event(void *opaque, uint32_t events)
@@ -75,8 +81,8 @@ static void on_timeout(void *opaque, uint32_t events)
 {
 	struct run *r = opaque;
 	(void)events;
-	vm_stop(&r->board.vm, EXIT_TIMEOUT, "guest timed out after %g s",
-		r->cfg->timeout);
+	vm_stop(&r->board.vm, EXIT_TIMEOUT, EXIT_REASON_TIMEOUT,
+		"guest timed out after %g s", r->cfg->timeout);
 }
 
 static bool forwarding(const struct fsvm_config *cfg)
@@ -105,8 +111,8 @@ static void on_signal(void *opaque, uint32_t events)
 	else if (forwarding(r->cfg) && forward_signals_can(signo))
 		forward_signals_send(&r->forward, signo);
 	else
-		vm_stop(&r->board.vm, 128 + signo, "stopped by signal %s",
-			strsignal(signo));
+		vm_stop(&r->board.vm, 128 + signo, EXIT_REASON_SIGNAL,
+			"stopped by signal %s", strsignal(signo));
 }
 
 /* Signals that end the VM (or, for a container, that go to its command)
@@ -173,12 +179,24 @@ static int add_halt_check(struct run *r)
 }
 
 /* The end of set-up: from here on fsvm may only make the system calls
- * running the VM needs (vmm/seccomp.c); --no-seccomp leaves them all. */
+ * running the VM needs (vmm/seccomp.c); --no-seccomp leaves them all. A
+ * call outside them puts the terminal back, says which call and writes
+ * the summary, made now with the timeline so far. */
 static int lock_down(struct run *r)
 {
 	if (r->cfg->no_seccomp)
 		return 0;
-	int err = seccomp_lock_down(r->cfg->gdb != NULL);
+	struct seccomp_violation *v = &r->violation;
+	*v = (struct seccomp_violation){
+		.tty_fd = r->con.raw ? r->con.stdin_fd : -1,
+		.tty = r->con.saved,
+		.json_fd = r->sum->out ? fileno(r->sum->out) : -1};
+	summary_timeline(r->sum, &r->board.vm.timeline);
+	int err = v->json_fd >= 0 ? summary_render_violation(r->sum, &v->json_before,
+							     &v->json_after)
+				  : 0;
+	if (!err)
+		err = seccomp_lock_down(r->cfg->gdb != NULL, v);
 	return err ? log_setup_error("seccomp", "cannot load the system-call filter",
 				 err)
 		   : 0;
@@ -206,35 +224,44 @@ static int run_loop(struct run *r)
 	sigset_t sigs = stop_signals(r->cfg, r->con.interactive);
 
 	if ((forwarding(r->cfg) || r->con.interactive) &&
-	    forward_signals_init(&r->forward, vm, &r->con.err, &r->loop))
-		return log_setup_error("signals", "cannot set up forwarding", -errno);
+	    forward_signals_init(&r->forward, vm, &r->con.err, &r->loop)) {
+		log_setup_error("signals", "cannot set up forwarding", -errno);
+		return summary_failed(r->sum, EXIT_REASON_SETUP_FAILED);
+	}
 	r->signal_fd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (r->signal_fd < 0 ||
 	    event_loop_add(&r->loop, r->signal_fd, EPOLLIN, on_signal, r) ||
 	    event_loop_add(&r->loop, vm->stop_eventfd, EPOLLIN, on_stop_event,
 			   &vm->stop_eventfd) ||
 	    add_timer(r) || add_halt_check(r) ||
-	    console_start(&r->con, &r->loop))
-		return log_setup_error("event loop", "cannot set up", -errno);
+	    console_start(&r->con, &r->loop)) {
+		log_setup_error("event loop", "cannot set up", -errno);
+		return summary_failed(r->sum, EXIT_REASON_SETUP_FAILED);
+	}
 	int err = vm->gdb ? gdb_server_start(vm) : 0;
 	if (err) {
 		log_setup_error("gdb", "cannot start its thread", err);
-		return EXIT_VMM_ERROR;
+		return summary_failed(r->sum, EXIT_REASON_SETUP_FAILED);
 	}
 	if (lock_down(r)) {
 		console_restore(&r->con);
-		return EXIT_VMM_ERROR;
+		return summary_failed(r->sum, EXIT_REASON_SANDBOX);
 	}
 
 	timeline_mark(&vm->timeline, TL_SETUP_DONE);
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
 		if (vcpu_start(&vm->vcpus[i]))
-			vm_stop(vm, EXIT_VMM_ERROR, "cannot start vCPU %u", i);
+			vm_stop(vm, EXIT_VMM_ERROR, EXIT_REASON_VCPU_FAILED,
+				"cannot start vCPU %u", i);
+	/* The test hook (docs/HACKING.md): a call the filter forbids, made
+	 * with the guest running, so a test sees what a violation does. */
+	if (r->violate_for_test && !r->cfg->no_seccomp)
+		syscall(SYS_getppid);
 
 	while (!atomic_load(&vm->stopping))
 		if (event_loop_run_once(&r->loop, -1) < 0)
-			vm_stop(vm, EXIT_VMM_ERROR, "event loop: %s",
-				strerror(errno));
+			vm_stop(vm, EXIT_VMM_ERROR, EXIT_REASON_VMM_FAILED,
+				"event loop: %s", strerror(errno));
 
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
 		vcpu_kick_and_join(&vm->vcpus[i]);
@@ -393,11 +420,25 @@ static int shut_in(struct run *r, const char **why)
 	return err;
 }
 
-/* Set-up failed: says why in one line. */
-static int fail(const char *what, const char *why, int err)
+/* Set-up failed: says why in one line, and the reason's code. */
+static int fail(struct run *r, enum exit_reason reason, const char *what,
+		const char *why, int err)
 {
 	log_setup_error(what, why, err);
-	return EXIT_VMM_ERROR;
+	return summary_failed(r->sum, reason);
+}
+
+/* What the flags name, checked before KVM: every problem said, the first
+ * is the run's reason. */
+static int check_all(struct run *r)
+{
+	struct check *c = &r->check;
+	r->sum->check = c;
+	if (!check_run(r->cfg, c))
+		return 0;
+	snprintf(r->sum->message, sizeof(r->sum->message), "%s",
+		 c->problems[0].message);
+	return summary_failed(r->sum, c->problems[0].reason);
 }
 
 static int run_vm(const struct fsvm_config *cfg, struct run_summary *sum)
@@ -410,24 +451,38 @@ static int run_vm(const struct fsvm_config *cfg, struct run_summary *sum)
 
 	r->cfg = cfg;
 	r->sum = sum;
+	if (cfg->check) {
+		sum->status = check_all(r);
+		sum->ended_by = "check";
+		return sum->status;
+	}
+	if (check_all(r))
+		return EXIT_VMM_ERROR;
+	r->violate_for_test = getenv("FSVM_TEST_SECCOMP_VIOLATION") != NULL;
 	block_signals(cfg);
 	if ((err = vm_init(vm)) || (err = event_loop_init(&r->loop)))
-		return fail("set-up", "cannot start", err);
+		return fail(r, EXIT_REASON_SETUP_FAILED, "set-up", "cannot start", err);
 	if ((err = identity_plan(cfg, &r->identity, &why)))
-		return fail("identity", why, 0);
+		return fail(r, EXIT_REASON_BAD_IDS, "identity", why, 0);
 	if ((err = kvm_open(vm, &why)))
-		return fail("kvm", why, err);
+		return fail(r, err == -ENOTSUP ? EXIT_REASON_KVM_UNUSABLE
+					       : EXIT_REASON_NO_KVM,
+			    "kvm", why, err);
 	if (!cfg->setup_only && !arch_runs_stock_kernels(&why))
-		return fail("kvm", why, 0);
+		return fail(r, EXIT_REASON_KVM_UNUSABLE, "kvm", why, 0);
 	enum board_virtio how = cfg->microvm ? BOARD_VIRTIO_MMIO_CMDLINE
 				: cfg->transport == CLI_TRANSPORT_MMIO ? BOARD_VIRTIO_MMIO_ACPI
 								       : BOARD_VIRTIO_PCI;
 	if ((err = board_create(&r->board, cfg->mem, cfg->cpus, how, &why)))
-		return fail("machine", why, err);
+		return fail(r, err == -ENOMEM ? EXIT_REASON_OOM
+					      : EXIT_REASON_SETUP_FAILED,
+			    "machine", why, err);
 	if ((err = console_init(&r->con, vm)))
-		return fail("console", "cannot set up", err);
-	if (find_modules(r, &cfg) || shares_plan(&r->shares, cfg))
-		return EXIT_VMM_ERROR;
+		return fail(r, EXIT_REASON_SETUP_FAILED, "console", "cannot set up", err);
+	if (find_modules(r, &cfg))
+		return summary_failed(sum, EXIT_REASON_BAD_KERNEL);
+	if (shares_plan(&r->shares, cfg))
+		return summary_failed(sum, EXIT_REASON_BAD_SHARE);
 	/* Nobody, if guest root fell back to it, gets no set-id files. */
 	for (unsigned int i = 0; i < r->shares.nr; i++) {
 		r->shares.specs[i].fuse.fallback_uid = r->identity.fallback_uid;
@@ -436,9 +491,9 @@ static int run_vm(const struct fsvm_config *cfg, struct run_summary *sum)
 	r->fs_options = (struct virtio_fs_options){.shares = r->shares.specs,
 						   .nr_shares = r->shares.nr};
 	if (disks_open(&r->disks, cfg))
-		return EXIT_VMM_ERROR;
+		return summary_failed(sum, EXIT_REASON_BAD_DISK);
 	if ((err = network_start(&r->net, &cfg->net, &why)))
-		return fail("network", why, err);
+		return fail(r, EXIT_REASON_BAD_NETWORK, "network", why, err);
 	bool exec = cfg->container && cfg->container->exec;
 	r->vsock = (struct virtio_vsock_options){
 		.listen_fd = exec ? cfg->container->exec_listen_fd : -1,
@@ -447,7 +502,7 @@ static int run_vm(const struct fsvm_config *cfg, struct run_summary *sum)
 		.connect_port = GUEST_STDIN_PORT};
 	if (!r->con.interactive && stdin_stream_wanted(cfg->stdin_none)) {
 		if ((err = stdin_stream_start(&r->stdin_stream)))
-			return fail("stdin", "cannot stream it", err);
+			return fail(r, EXIT_REASON_SETUP_FAILED, "stdin", "cannot stream it", err);
 		r->vsock.connect_fd = r->stdin_stream.device_fd;
 	}
 	bool vsock = exec || r->vsock.connect_fd >= 0;
@@ -465,22 +520,23 @@ static int run_vm(const struct fsvm_config *cfg, struct run_summary *sum)
 	vm->repair_memory = devices_repair_memory;
 	vm->repair_opaque = &r->machine;
 	if (devices_add_all(&r->machine))
-		return EXIT_VMM_ERROR;
+		return summary_failed(sum, EXIT_REASON_SETUP_FAILED);
 	struct run_spec job = guest_job(r);
+	/* What the checks passed can still not fit: the RAM is too small. */
 	if (guest_load(&r->board, cfg, &job))
-		return EXIT_VMM_ERROR;
+		return summary_failed(sum, EXIT_REASON_BAD_KERNEL);
 	if ((err = board_boot(&r->board, cfg->cmdline, cfg->verbose, &why)))
-		return fail("boot", why, err);
+		return fail(r, EXIT_REASON_SETUP_FAILED, "boot", why, err);
 	/* A UNIX socket is made while fsvm is still the user. */
 	if (cfg->gdb && (err = gdb_server_open(vm, cfg->gdb, cfg->gdb_wait, &why)))
-		return fail("gdb", why, err);
+		return fail(r, EXIT_REASON_SETUP_FAILED, "gdb", why, err);
 	if ((err = plan_jail(r, &why)))
-		return fail("jail", why, err);
+		return fail(r, EXIT_REASON_SANDBOX, "jail", why, err);
 	/* Every host resource is ours now: the guest's ids take over. */
 	if ((err = identity_assume(&r->identity, &why)))
-		return fail("identity", why, err);
+		return fail(r, EXIT_REASON_BAD_IDS, "identity", why, err);
 	if ((err = shut_in(r, &why)))
-		return fail("jail", why, err);
+		return fail(r, EXIT_REASON_SANDBOX, "jail", why, err);
 	if (cfg->setup_only) {
 		timeline_mark(&vm->timeline, TL_SETUP_DONE);
 		summary_timeline(sum, &vm->timeline);
@@ -498,8 +554,9 @@ int fsvm_run(const struct fsvm_config *cfg, struct run_summary *sum)
 		return run_vm(cfg, sum);
 	/* The image is mounted for the VM's life, whatever ends it. */
 	static struct image image;
-	int status = image_open(cfg, &image) ? EXIT_VMM_ERROR
-					     : run_vm(&image.cfg, sum);
+	int status = image_open(cfg, &image)
+			     ? summary_failed(sum, EXIT_REASON_BAD_IMAGE)
+			     : run_vm(&image.cfg, sum);
 	image_close(&image);
 	return status;
 }

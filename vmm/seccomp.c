@@ -3,17 +3,24 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/audit.h>
 #include <linux/if_tun.h>
 #include <linux/kvm.h>
 #include <sched.h>
 #include <seccomp.h>
 #include <signal.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <termios.h>
 #include <unistd.h>
+
+#include "core/vm.h"
 
 /* The list is what glibc 2.36 (Debian 12) makes of fsvm's calls once the
  * VM runs: the main thread's event loop, the vCPU threads and the device
@@ -193,20 +200,118 @@ static int add_rules(scmp_filter_ctx ctx, bool debugger_attached)
 	return err;
 }
 
-int seccomp_lock_down(bool debugger)
+/* The handler's, set before the filter: it may only read them. */
+static struct seccomp_violation violation = {.tty_fd = -1, .json_fd = -1};
+
+/* System calls' names by number, resolved before the filter: libseccomp's
+ * resolver allocates, which a signal handler may not. */
+#define NAMES_MAX 512
+static char names[NAMES_MAX][28];
+
+static void resolve_names(void)
+{
+	for (int nr = 0; nr < NAMES_MAX; nr++) {
+		char *name = seccomp_syscall_resolve_num_arch(SCMP_ARCH_NATIVE, nr);
+		snprintf(names[nr], sizeof(names[nr]), "%s", name ? name : "");
+		free(name);
+	}
+}
+
+/* Async-signal-safe text: appends s, or a number, to buf at *len. */
+static void append(char *buf, size_t size, size_t *len, const char *s)
+{
+	while (*s && *len + 1 < size)
+		buf[(*len)++] = *s++;
+	buf[*len] = '\0';
+}
+
+static void append_number(char *buf, size_t size, size_t *len, long n)
+{
+	char digits[24];
+	size_t i = sizeof(digits);
+	unsigned long v = n < 0 ? 0UL - (unsigned long)n : (unsigned long)n;
+	digits[--i] = '\0';
+	do
+		digits[--i] = (char)('0' + v % 10);
+	while ((v /= 10) && i > 1);
+	if (n < 0)
+		digits[--i] = '-';
+	append(buf, size, len, digits + i);
+}
+
+static void write_all(int fd, const char *s)
+{
+	for (size_t len = strlen(s); len;) {
+		ssize_t n = write(fd, s, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return;
+		s += n;
+		len -= (size_t)n;
+	}
+}
+
+/* SIGSYS from the filter: on the thread that made the call, which did not
+ * happen. Only async-signal-safe calls, all of them the filter's. */
+static void on_violation(int sig, siginfo_t *si, void *context)
+{
+	(void)sig;
+	(void)context;
+	if (violation.tty_fd >= 0)
+		tcsetattr(violation.tty_fd, TCSANOW, &violation.tty);
+	char line[192];
+	size_t len = 0;
+	int nr = si->si_syscall;
+	bool native = si->si_arch == AUDIT_ARCH_X86_64;
+	append(line, sizeof(line), &len, "seccomp: system call ");
+	append(line, sizeof(line), &len,
+	       !native ? "of another architecture"
+	       : nr >= 0 && nr < NAMES_MAX && names[nr][0] ? names[nr]
+							 : "unknown");
+	append(line, sizeof(line), &len, " (");
+	append_number(line, sizeof(line), &len, nr);
+	append(line, sizeof(line), &len,
+	       ") is not one fsvm makes: stopped (a bug in fsvm, or code that took it over)");
+	write_all(STDERR_FILENO, "fsvm: ");
+	write_all(STDERR_FILENO, line);
+	write_all(STDERR_FILENO, "\n");
+	if (violation.json_fd >= 0 && violation.json_before && violation.json_after) {
+		write_all(violation.json_fd, violation.json_before);
+		write_all(violation.json_fd, line);
+		write_all(violation.json_fd, violation.json_after);
+		write_all(violation.json_fd, "\n");
+	}
+	_exit(EXIT_VMM_ERROR);
+}
+
+static int trap_violations(const struct seccomp_violation *v)
+{
+	if (v)
+		violation = *v;
+	resolve_names();
+	struct sigaction sa = {.sa_sigaction = on_violation, .sa_flags = SA_SIGINFO};
+	sigemptyset(&sa.sa_mask);
+	return sigaction(SIGSYS, &sa, NULL) < 0 ? -errno : 0;
+}
+
+int seccomp_lock_down(bool debugger, const struct seccomp_violation *v)
 {
 	/* Nothing fsvm runs from now on may gain privileges (no set-uid
 	 * exec), which also lets an unprivileged process load the filter. */
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
 		return -errno;
-	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_KILL_PROCESS);
+	int err = trap_violations(v);
+	if (err)
+		return err;
+	scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_TRAP);
 	if (!ctx)
 		return -ENOMEM;
-	int err = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
+	err = seccomp_attr_set(ctx, SCMP_FLTATR_CTL_TSYNC, 1);
 	/* A system call of another architecture (int 0x80) is no better. */
 	if (!err)
 		err = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH,
-				       SCMP_ACT_KILL_PROCESS);
+				       SCMP_ACT_TRAP);
 	if (!err)
 		err = add_rules(ctx, debugger);
 	if (!err)

@@ -100,6 +100,31 @@ static uint64_t default_dax_size(uint64_t ram)
 	return size;
 }
 
+int shares_check_folder(const char *what, const char *host, char *resolved)
+{
+	struct stat st;
+	if (!realpath(host, resolved) || stat(resolved, &st) < 0)
+		return log_setup_error(what, host, -errno);
+	char why[PATH_MAX + 64];
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(why, sizeof(why), "%s: not a directory", host);
+		log_setup_error(what, why, 0);
+		return -ENOTDIR;
+	}
+	int fd = open(resolved, O_PATH | O_CLOEXEC);
+	int kind = fd < 0 ? -errno : host_fs_kind(fd);
+	if (fd >= 0)
+		close(fd);
+	if (kind == HOST_FS_PSEUDO) {
+		snprintf(why, sizeof(why),
+			 "%s: a pseudo file system (the host's own state): never shared",
+			 host);
+		log_setup_error(what, why, 0);
+		return -EPERM;
+	}
+	return 0;
+}
+
 /* One share: the root first (tag "root"). */
 static int add_share(struct shares *s, const struct fsvm_config *cfg,
 		     const char *what, const char *host, const char *guest,
@@ -107,17 +132,8 @@ static int add_share(struct shares *s, const struct fsvm_config *cfg,
 {
 	unsigned int i = s->nr;
 	char *path = s->host[i];
-	struct stat st;
-	if (!realpath(host, path) || stat(path, &st) < 0)
-		return log_setup_error(what, host, -errno);
-	if (!S_ISDIR(st.st_mode))
-		return log_setup_error(what, "not a directory", 0);
-	int fd = open(path, O_PATH | O_CLOEXEC);
-	int kind = fd < 0 ? -errno : host_fs_kind(fd);
-	if (fd >= 0)
-		close(fd);
-	if (kind == HOST_FS_PSEUDO)
-		return log_setup_error(what, "is a pseudo file system (the host's own state): never shared", 0);
+	if (shares_check_folder(what, host, path))
+		return -1;
 	if (i == 0)
 		snprintf(s->tag[i], sizeof(s->tag[i]), "%s",
 			 GUEST_ROOT_TAG);

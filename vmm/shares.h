@@ -22,6 +22,11 @@ struct shares {
 	char tag[SHARES_MAX][16];
 };
 
+/* Whether host can be a share (what names it: "--root", "--share"): a
+ * folder, not a pseudo file system; its absolute path into resolved
+ * (PATH_MAX). On error logs why and returns a negative errno. */
+int shares_check_folder(const char *what, const char *host, char *resolved);
+
 /* Plans every share cfg names; on error logs why and returns -1. */
 int shares_plan(struct shares *s, const struct fsvm_config *cfg);
 

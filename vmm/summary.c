@@ -2,8 +2,10 @@
  * one JSON object with --json (json-c, as the config file is read). */
 #include "vmm/summary.h"
 
+#include <errno.h>
 #include <json-c/json.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
@@ -28,16 +30,31 @@ static void log_device(const struct device_report *d)
 	log_info("%s", line);
 }
 
+void summary_init(struct run_summary *s, FILE *out)
+{
+	*s = (struct run_summary){.out = out, .peak_rss_bytes = -1};
+	for (int i = 0; i < TL_NR_MARKS; i++)
+		s->timeline_us[i] = -1; /* no guest ran */
+}
+
+int summary_failed(struct run_summary *s, enum exit_reason reason)
+{
+	if (s->reason == EXIT_REASON_NONE)
+		s->reason = reason;
+	return EXIT_VMM_ERROR;
+}
+
 void summary_end(struct run_summary *s, const struct vm *vm,
 		 const struct machine *m)
 {
 	s->status = vm->exit_status;
-	snprintf(s->reason, sizeof(s->reason), "%s", vm->stop_reason);
-	/* No line from fsvm: the exit device gave the command's status. */
-	s->ended_by = !vm->stop_reason[0]                ? "command"
-		      : vm->exit_status == EXIT_TIMEOUT ? "timeout"
-		      : vm->exit_status > 128           ? "signal"
-							: "fsvm";
+	s->reason = vm->end_reason;
+	snprintf(s->message, sizeof(s->message), "%s", vm->stop_reason);
+	/* No reason: the exit device gave the command's status. */
+	s->ended_by = s->reason == EXIT_REASON_NONE      ? "command"
+		      : s->reason == EXIT_REASON_TIMEOUT ? "timeout"
+		      : s->reason == EXIT_REASON_SIGNAL  ? "signal"
+							 : "fsvm";
 	summary_timeline(s, &vm->timeline);
 	s->nr_devices = devices_report(m, s->devices, DEVICE_MAX_INSTANCES);
 	for (unsigned int i = 0; i < s->nr_devices; i++)
@@ -68,7 +85,10 @@ static const char *meaning(const struct run_summary *s, char *buf,
 		return "fsvm was stopped by a signal";
 	if (!strcmp(s->ended_by, "setup-only"))
 		return "set-up done; --setup-only runs no guest";
-	return "fsvm or the guest failed (see reason)";
+	if (!strcmp(s->ended_by, "check"))
+		return s->status ? "the checks found problems (see problems); --check runs no guest"
+				 : "the checks found no problem; --check runs no guest";
+	return "fsvm or the guest failed (see reason and message)";
 }
 
 /* Milliseconds to a tenth, written as such (not 12.300000000000001). */
@@ -96,6 +116,21 @@ static struct json_object *kernel_json(const struct kernel_report *k)
 	return o;
 }
 
+static struct json_object *problems_json(const struct check *c)
+{
+	struct json_object *list = json_object_new_array();
+	unsigned int nr = c ? c->nr : 0;
+	for (unsigned int i = 0; i < nr && i < CHECK_MAX_PROBLEMS; i++) {
+		struct json_object *o = json_object_new_object();
+		json_object_object_add(o, "reason", json_object_new_string(
+						exit_reason_key(c->problems[i].reason)));
+		json_object_object_add(o, "message", json_object_new_string(
+						c->problems[i].message));
+		json_object_array_add(list, o);
+	}
+	return list;
+}
+
 static struct json_object *to_json(const struct run_summary *s)
 {
 	char buf[64];
@@ -106,10 +141,14 @@ static struct json_object *to_json(const struct run_summary *s)
 			       json_object_new_string(s->ended_by));
 	json_object_object_add(exit, "meaning",
 			       json_object_new_string(meaning(s, buf, sizeof(buf))));
+	const char *reason = exit_reason_key(s->reason);
 	json_object_object_add(exit, "reason",
-			       s->reason[0] ? json_object_new_string(s->reason)
-					    : NULL);
-	json_object_object_add(root, "fsvm_json", json_object_new_int(1));
+			       reason ? json_object_new_string(reason) : NULL);
+	json_object_object_add(exit, "message",
+			       s->message[0] ? json_object_new_string(s->message)
+					     : NULL);
+	json_object_object_add(exit, "problems", problems_json(s->check));
+	json_object_object_add(root, "fsvm_json", json_object_new_int(2));
 	json_object_object_add(root, "exit", exit);
 
 	struct json_object *timeline = json_object_new_array();
@@ -147,29 +186,66 @@ static struct json_object *to_json(const struct run_summary *s)
 	return root;
 }
 
-int summary_write_json(struct run_summary *s, int status,
-		       const struct fsvm_config *cfg, FILE *out)
+/* The summary as text, one line (malloc'd); NULL when out of memory. */
+static char *render(const struct run_summary *s)
 {
-	if (!s->ended_by) {
-		s->status = status;
-		s->ended_by = "fsvm";
-		log_setup_failure(s->reason, sizeof(s->reason));
-		for (int i = 0; i < TL_NR_MARKS; i++)
-			s->timeline_us[i] = -1; /* no guest ran */
-	}
-	struct rusage ru;
-	s->peak_rss_bytes = getrusage(RUSAGE_SELF, &ru) ? -1
-							: (long long)ru.ru_maxrss * 1024;
 	struct json_object *root = to_json(s);
 	const char *text = root ? json_object_to_json_string_ext(
 					  root, JSON_C_TO_STRING_SPACED |
 							JSON_C_TO_STRING_NOSLASHESCAPE)
 				: NULL;
-	int ok = text && fprintf(out, "%s\n", text) >= 0 && fflush(out) == 0;
+	char *copy = text ? strdup(text) : NULL;
 	json_object_put(root);
+	return copy;
+}
+
+int summary_write_json(struct run_summary *s, int status,
+		       const struct fsvm_config *cfg)
+{
+	if (!s->ended_by) {
+		s->status = status;
+		s->ended_by = "fsvm";
+		summary_failed(s, EXIT_REASON_SETUP_FAILED);
+		if (!s->message[0])
+			log_setup_failure(s->message, sizeof(s->message));
+	}
+	struct rusage ru;
+	s->peak_rss_bytes = getrusage(RUSAGE_SELF, &ru) ? -1
+							: (long long)ru.ru_maxrss * 1024;
+	char *text = render(s);
+	int ok = text && fprintf(s->out, "%s\n", text) >= 0 && fflush(s->out) == 0;
+	free(text);
 	if (!ok)
 		log_error("--json%s%s: cannot write the summary",
 			  cfg->json_file ? "=" : "",
 			  cfg->json_file ? cfg->json_file : "");
 	return ok ? 0 : -1;
+}
+
+int summary_render_violation(const struct run_summary *s, char **before,
+			     char **after)
+{
+	struct run_summary *v = malloc(sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	*v = *s;
+	v->status = EXIT_VMM_ERROR;
+	v->ended_by = "fsvm";
+	v->reason = EXIT_REASON_SECCOMP;
+	snprintf(v->message, sizeof(v->message), "%s", SUMMARY_VIOLATION_SLOT);
+	v->nr_devices = 0;
+	v->kernel = NULL;
+	v->peak_rss_bytes = -1;
+	char *text = render(v);
+	free(v);
+	char *slot = text ? strstr(text, SUMMARY_VIOLATION_SLOT) : NULL;
+	*before = slot ? strndup(text, (size_t)(slot - text)) : NULL;
+	*after = slot ? strdup(slot + strlen(SUMMARY_VIOLATION_SLOT)) : NULL;
+	free(text);
+	if (*before && *after)
+		return 0;
+	free(*before);
+	free(*after);
+	*before = *after = NULL;
+	return -ENOMEM;
 }

@@ -242,7 +242,8 @@ bool arch_vcpu_handle_exit(struct vcpu *vcpu)
 		vcpu_handle_io(vcpu);
 		return true;
 	}
-	vm_stop(vcpu->vm, EXIT_VMM_ERROR, "vCPU %u: unexpected KVM exit %u",
+	vm_stop(vcpu->vm, EXIT_VMM_ERROR, EXIT_REASON_VCPU_FAILED,
+		"vCPU %u: unexpected KVM exit %u",
 		vcpu->id, run->exit_reason);
 	return false;
 }

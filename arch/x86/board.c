@@ -90,6 +90,13 @@ int board_load_kernel(struct board *b, const uint8_t *img, size_t size,
 	return bzimage_load(&b->vm.mem, img, size, &b->zp, &b->ki, why);
 }
 
+int board_check_kernel(const uint8_t *img, size_t size, const char **why)
+{
+	struct setup_header hdr;
+	return vmlinux_is_elf(img, size) ? vmlinux_check(img, size, why)
+					 : bzimage_check(img, size, &hdr, why);
+}
+
 int board_place_initrd(struct board *b, uint64_t size, uint64_t *gpa,
 		       const char **why)
 {

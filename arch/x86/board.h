@@ -43,6 +43,10 @@ int board_create(struct board *b, uint64_t mem, unsigned int cpus,
 int board_load_kernel(struct board *b, const uint8_t *img, size_t size,
 		      const char **why);
 
+/* Whether img is a kernel board_load_kernel takes (a bzImage or an ELF
+ * vmlinux for x86-64, all there), without loading it. */
+int board_check_kernel(const uint8_t *img, size_t size, const char **why);
+
 /* Where an initrd of size bytes goes (after board_load_kernel). */
 int board_place_initrd(struct board *b, uint64_t size, uint64_t *gpa,
 		       const char **why);

@@ -29,21 +29,25 @@ static int fail(const char **why, const char *reason, int err)
 	return err;
 }
 
-int bzimage_load(const struct guest_mem *mem, const uint8_t *img,
-		 size_t size, struct boot_params *zp, struct kernel_info *ki,
-		 const char **why)
+/* The real-mode setup code before the kernel proper (4 sectors if 0). */
+static size_t bzimage_setup_size(const struct setup_header *hdr)
+{
+	return ((size_t)(hdr->setup_sects ? hdr->setup_sects : 4) + 1) * 512;
+}
+
+int bzimage_check(const uint8_t *img, size_t size, struct setup_header *hdr,
+		  const char **why)
 {
 	if (size < sizeof(struct boot_params))
 		return fail(why, "too small to be a bzImage", -ENOEXEC);
 
-	memset(zp, 0, sizeof(*zp));
+	memset(hdr, 0, sizeof(*hdr));
 	/* The header's length is given by the jump at 0x200. */
 	size_t hdr_end = 0x202 + img[0x201];
 	size_t hdr_len = hdr_end - SETUP_HEADER_OFFSET;
-	if (hdr_len > sizeof(zp->hdr))
-		hdr_len = sizeof(zp->hdr);
-	memcpy(&zp->hdr, img + SETUP_HEADER_OFFSET, hdr_len);
-	struct setup_header *hdr = &zp->hdr;
+	if (hdr_len > sizeof(*hdr))
+		hdr_len = sizeof(*hdr);
+	memcpy(hdr, img + SETUP_HEADER_OFFSET, hdr_len);
 
 	if (hdr->boot_flag != BOOT_FLAG_MAGIC || hdr->header != HDRS_MAGIC)
 		return fail(why, "not a bzImage (no Linux boot header)",
@@ -53,12 +57,25 @@ int bzimage_load(const struct guest_mem *mem, const uint8_t *img,
 	if (!(hdr->xloadflags & XLF_KERNEL_64))
 		return fail(why, "kernel has no 64-bit entry point", -ENOEXEC);
 
-	size_t setup_sects = hdr->setup_sects ? hdr->setup_sects : 4;
-	size_t setup_size = (setup_sects + 1) * 512;
+	size_t setup_size = bzimage_setup_size(hdr);
 	uint64_t kernel_size = (uint64_t)hdr->syssize * 16;
 	if (setup_size >= size || kernel_size == 0 ||
 	    kernel_size > size - setup_size)
 		return fail(why, "truncated kernel image", -ENOEXEC);
+	return 0;
+}
+
+int bzimage_load(const struct guest_mem *mem, const uint8_t *img,
+		 size_t size, struct boot_params *zp, struct kernel_info *ki,
+		 const char **why)
+{
+	memset(zp, 0, sizeof(*zp));
+	struct setup_header *hdr = &zp->hdr;
+	int err = bzimage_check(img, size, hdr, why);
+	if (err)
+		return err;
+	size_t setup_size = bzimage_setup_size(hdr);
+	uint64_t kernel_size = (uint64_t)hdr->syssize * 16;
 
 	uint64_t load = LEGACY_LOAD_ADDR;
 	if (hdr->relocatable_kernel && hdr->pref_address >= BOOT_HIGH_MEM)

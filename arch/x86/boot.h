@@ -23,6 +23,12 @@ struct kernel_info {
 	uint64_t initrd_max; /* highest address an initrd byte may occupy */
 };
 
+/* Validates a bzImage's header (into *hdr) and that its kernel is all
+ * there, without loading it. On error returns a negative errno and points
+ * *why at the reason. */
+int bzimage_check(const uint8_t *img, size_t size, struct setup_header *hdr,
+		  const char **why);
+
 /* Validates a bzImage, copies its kernel into guest RAM and starts the
  * zero page *zp from its setup header. On error returns a negative errno
  * and points *why at the reason. */

@@ -38,17 +38,24 @@ static int check_header(const Elf64_Ehdr *eh, size_t size, const char **why)
 	return 0;
 }
 
-int vmlinux_load(const struct guest_mem *mem, const uint8_t *img, size_t size,
-		 struct boot_params *zp, struct kernel_info *ki,
-		 const char **why)
+int vmlinux_check(const uint8_t *img, size_t size, const char **why)
 {
 	Elf64_Ehdr eh;
 	if (size < sizeof(eh))
 		return fail(why, "not a 64-bit x86 ELF kernel");
 	memcpy(&eh, img, sizeof(eh));
-	int err = check_header(&eh, size, why);
+	return check_header(&eh, size, why);
+}
+
+int vmlinux_load(const struct guest_mem *mem, const uint8_t *img, size_t size,
+		 struct boot_params *zp, struct kernel_info *ki,
+		 const char **why)
+{
+	int err = vmlinux_check(img, size, why);
 	if (err)
 		return err;
+	Elf64_Ehdr eh;
+	memcpy(&eh, img, sizeof(eh));
 
 	uint64_t lo = UINT64_MAX, hi = 0;
 	bool entry_loaded = false;

@@ -17,6 +17,10 @@
 /* The image starts like an ELF file. */
 bool vmlinux_is_elf(const uint8_t *img, size_t size);
 
+/* Validates a 64-bit x86 ELF kernel's headers without loading it. On
+ * error returns a negative errno and points *why at the reason. */
+int vmlinux_check(const uint8_t *img, size_t size, const char **why);
+
 /* Validates a 64-bit x86 ELF kernel, copies its PT_LOAD segments to their
  * physical addresses (into fresh, zeroed RAM: the bss is not written) and
  * starts *zp with a minimal setup header. On error returns a negative errno and points *why at the

@@ -92,7 +92,8 @@ TMP=$TMP python3 "$TMP/drive.py" escape "$FSVM" run --timeout 900 \
 	--json-file "$TMP/json/summary.json" >"$TMP/result" 2>&1
 expect_eq "Ctrl-A x: status" "status 125" "$(grep '^status ' "$TMP/result")"
 expect_match "Ctrl-A x: fsvm's line" "^fsvm: ended with the escape key \(Ctrl-A x\)$" "$(tail -n 1 "$TMP/stderr")"
-expect_match "Ctrl-A x: the summary's reason" "escape key" "$(cat "$TMP/json/summary.json")"
+expect_eq "Ctrl-A x: the summary's reason" "escape_key" \
+	"$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["exit"]["reason"])' "$TMP/json/summary.json")"
 expect_eq "Ctrl-A x: terminal restored" "modes restored True" "$(grep '^modes ' "$TMP/result")"
 [ $failures -eq 0 ] || { cat "$TMP/result" >&2; tail -n 20 "$TMP/stderr" >&2; }
 finish

@@ -65,6 +65,14 @@ static void expect_error(struct parsed *p, const char *msg)
 	done(p);
 }
 
+/* The --config file's errors are told apart from the flags' (bad_config). */
+static void expect_config_failure(struct parsed *p, const char *msg)
+{
+	assert_int_equal(p->ret, -EBADMSG);
+	assert_string_equal(p->err, msg);
+	done(p);
+}
+
 /* fsvm run OPTION VALUE fails with the message fmt % VALUE. */
 static void expect_bad_value(const char *option, const char *value,
 			     const char *fmt)
@@ -1056,7 +1064,7 @@ static void expect_config_error(const char *text, const char *msg)
 	const char *path = config_file(text);
 	char want[256];
 	snprintf(want, sizeof(want), "%s: %s", path, msg);
-	expect_error(parse("run", "--config", path, "true"), want);
+	expect_config_failure(parse("run", "--config", path, "true"), want);
 	unlink(path);
 }
 
@@ -1100,8 +1108,38 @@ static void test_bad_config_files(void **state)
 	expect_ok(p);
 	assert_int_equal(p->cfg.cpus, 2);
 	done(p);
-	expect_error(parse("run", "--config", "/nonexistent/vm.json"),
-		     "--config /nonexistent/vm.json: No such file or directory");
+	expect_config_failure(parse("run", "--config", "/nonexistent/vm.json"),
+			      "--config /nonexistent/vm.json: No such file or directory");
+}
+
+/* Where the summary goes is known even when a flag or the file is bad:
+ * a CI step reading the file always finds one. */
+static void test_summary_file_known_on_errors(void **state)
+{
+	(void)state;
+	struct parsed *p = parse("run", "--cpus", "0", "--json-file", "/tmp/s.json", "true");
+	assert_int_equal(p->ret, -EINVAL);
+	assert_true(p->cfg.json);
+	assert_string_equal(p->cfg.json_file, "/tmp/s.json");
+	done(p);
+	p = parse("run", "--bogus", "--json=/tmp/s.json", "true");
+	assert_int_equal(p->ret, -EINVAL);
+	assert_string_equal(p->cfg.json_file, "/tmp/s.json");
+	done(p);
+	p = parse("run", "--json", "--config", "/nonexistent/vm.json", "true");
+	assert_int_equal(p->ret, -EBADMSG);
+	assert_true(p->cfg.json);
+	assert_null(p->cfg.json_file);
+	done(p);
+	/* A value that is another option is no file name. */
+	p = parse("run", "--bogus", "--json-file", "--cpus", "2", "true");
+	assert_int_equal(p->ret, -EINVAL);
+	assert_false(p->cfg.json);
+	done(p);
+	p = parse("run", "--check", "--", "true");
+	expect_ok(p);
+	assert_true(p->cfg.check);
+	done(p);
 }
 
 /* The HOME the tests run with: a fresh folder, so the user's own
@@ -1174,7 +1212,7 @@ static void test_default_config_file(void **state)
 	assert_int_equal(p->cfg.cpus, cli_default_cpus());
 	done(p);
 	setenv("FSVM_CONFIG", "/nonexistent/config.json", 1);
-	expect_error(parse("run"),
+	expect_config_failure(parse("run"),
 		     "FSVM_CONFIG=/nonexistent/config.json: No such file or directory");
 	/* --help wins over a bad default file; kconfig reads none. */
 	expect_command(parse("run", "--help"), CLI_HELP);
@@ -1186,17 +1224,17 @@ static void test_default_config_file(void **state)
 	home_config("{\"cpus\": 2,\n \"cpus\": 3}");
 	snprintf(want, sizeof(want), "%s/.config/fsvm/config.json: line 2: a key given twice",
 		 test_home);
-	expect_error(parse("run"), want);
+	expect_config_failure(parse("run"), want);
 	home_config("{\"cpus\": 2, // two\n}");
 	snprintf(want, sizeof(want),
 		 "%s/.config/fsvm/config.json: line 1: not valid JSON (quoted object property name expected)",
 		 test_home);
-	expect_error(parse("run"), want);
+	expect_config_failure(parse("run"), want);
 	home_config("{\"mem\": \"lots\"}");
 	snprintf(want, sizeof(want),
 		 "%s/.config/fsvm/config.json: key 'mem': 'lots' is not a size from 64M to 1T (e.g. 512M, 2G)",
 		 test_home);
-	expect_error(parse("run"), want);
+	expect_config_failure(parse("run"), want);
 	home_config(NULL);
 }
 
@@ -1231,7 +1269,7 @@ static void test_profiles(void **state)
 	expect_guest_argv(p, (const char *const[]){"true"}, 1);
 	done(p);
 	char want[512];
-	expect_error(parse("run", "--config", path, "--profile", "big"),
+	expect_config_failure(parse("run", "--config", path, "--profile", "big"),
 		     "--profile 'big': no such profile (there are: ci, dev)");
 	/* A profile of the default file follows --config's own options. */
 	home_config("{\"profiles\": {\"fast\": {\"cpus\": 4}}}");
@@ -1243,9 +1281,9 @@ static void test_profiles(void **state)
 	home_config(NULL);
 	snprintf(want, sizeof(want),
 		 "--profile 'fast': there are no \"profiles\" in %s", plain);
-	expect_error(parse("run", "--config", plain, "--profile", "fast"), want);
+	expect_config_failure(parse("run", "--config", plain, "--profile", "fast"), want);
 	unlink(plain);
-	expect_error(parse("run", "--profile", "ci"),
+	expect_config_failure(parse("run", "--profile", "ci"),
 		     "--profile 'ci': there is no config file to take it from ($FSVM_CONFIG, ~/.config/fsvm/config.json or --config FILE)");
 	expect_error(parse("run", "--profile", "--", "true"),
 		     "option '--profile' needs a value, not '--' (if it is one: --profile=--)");
@@ -1272,13 +1310,13 @@ static void test_profiles(void **state)
 	snprintf(want, sizeof(want),
 		 "%s: profile 'ci': key 'mem': 'lots' is not a size from 64M to 1T (e.g. 512M, 2G)",
 		 path);
-	expect_error(parse("run", "--config", path, "--profile", "ci"), want);
+	expect_config_failure(parse("run", "--config", path, "--profile", "ci"), want);
 	unlink(path);
 	path = config_file("{\"profiles\": {\"ci\": {\"profiles\": {}}}}");
 	snprintf(want, sizeof(want),
 		 "%s: profile 'ci': key 'profiles': a profile holds options, not profiles",
 		 path);
-	expect_error(parse("run", "--config", path, "--profile", "ci"), want);
+	expect_config_failure(parse("run", "--config", path, "--profile", "ci"), want);
 	unlink(path);
 }
 
@@ -1486,6 +1524,7 @@ int main(void)
 	const struct CMUnitTest cli[] = {
 		cmocka_unit_test(test_no_arguments),
 		cmocka_unit_test(test_help),
+		cmocka_unit_test(test_summary_file_known_on_errors),
 		cmocka_unit_test(test_version),
 		cmocka_unit_test(test_kconfig_and_modules),
 		cmocka_unit_test(test_net_options),

@@ -199,7 +199,7 @@ static int copies_under_the_filter(void)
 	struct stdin_stream s;
 	if (stdin_stream_start(&s))
 		return 10;
-	if (seccomp_lock_down(false))
+	if (seccomp_lock_down(false, NULL))
 		return 11;
 	char buf[4096];
 	size_t total = 0;

@@ -46,9 +46,10 @@ static void test_stop_records_status_and_reason(void **state)
 	struct vm *vm = *state;
 	assert_false(atomic_load(&vm->stopping));
 	assert_int_equal(wakeups(vm), 0);
-	vm_stop(vm, 3, "vcpu %d: %s", 1, "triple fault");
+	vm_stop(vm, 3, EXIT_REASON_GUEST_RESET, "vcpu %d: %s", 1, "triple fault");
 	assert_true(atomic_load(&vm->stopping));
 	assert_int_equal(vm->exit_status, 3);
+	assert_int_equal(vm->end_reason, EXIT_REASON_GUEST_RESET);
 	assert_string_equal(vm->stop_reason, "vcpu 1: triple fault");
 	assert_int_equal(wakeups(vm), 1);
 }
@@ -56,10 +57,11 @@ static void test_stop_records_status_and_reason(void **state)
 static void test_first_stop_wins(void **state)
 {
 	struct vm *vm = *state;
-	vm_stop(vm, 0, NULL);
-	vm_stop(vm, EXIT_TIMEOUT, "timed out");
-	vm_stop(vm, EXIT_VMM_ERROR, "error");
+	vm_stop(vm, 0, EXIT_REASON_NONE, NULL);
+	vm_stop(vm, EXIT_TIMEOUT, EXIT_REASON_TIMEOUT, "timed out");
+	vm_stop(vm, EXIT_VMM_ERROR, EXIT_REASON_VMM_FAILED, "error");
 	assert_int_equal(vm->exit_status, 0);
+	assert_int_equal(vm->end_reason, EXIT_REASON_NONE);
 	assert_string_equal(vm->stop_reason, "");
 	assert_int_equal(wakeups(vm), 1); /* woken once */
 }
@@ -70,7 +72,7 @@ static void test_long_reason_truncated(void **state)
 	char *reason = malloc(1000);
 	memset(reason, 'r', 999);
 	reason[999] = '\0';
-	vm_stop(vm, 1, "%s", reason);
+	vm_stop(vm, 1, EXIT_REASON_VMM_FAILED, "%s", reason);
 	assert_int_equal(strlen(vm->stop_reason), sizeof(vm->stop_reason) - 1);
 	free(reason);
 }
@@ -80,8 +82,9 @@ static void test_unexpected_stop_reports_panic(void **state)
 	struct vm *vm = *state;
 	vm->panic_seen = true;
 	strcpy(vm->panic_line, "Attempted to kill init!");
-	vm_stop_unexpected(vm, "rebooted");
+	vm_stop_unexpected(vm, EXIT_REASON_GUEST_RESET, "rebooted");
 	assert_int_equal(vm->exit_status, EXIT_VMM_ERROR);
+	assert_int_equal(vm->end_reason, EXIT_REASON_GUEST_PANIC);
 	assert_string_equal(vm->stop_reason,
 			    "guest kernel panicked: Attempted to kill init!");
 }
@@ -89,8 +92,9 @@ static void test_unexpected_stop_reports_panic(void **state)
 static void test_unexpected_stop_without_panic(void **state)
 {
 	struct vm *vm = *state;
-	vm_stop_unexpected(vm, "shut down");
+	vm_stop_unexpected(vm, EXIT_REASON_GUEST_POWEROFF, "shut down");
 	assert_int_equal(vm->exit_status, EXIT_VMM_ERROR);
+	assert_int_equal(vm->end_reason, EXIT_REASON_GUEST_POWEROFF);
 	assert_string_equal(vm->stop_reason,
 			    "guest shut down before its command reported a status");
 }
@@ -111,6 +115,7 @@ static void test_guest_exit_after_oops(void **state)
 	atomic_store(&vm->kernel_oopsed, true);
 	vm_guest_exited(vm, 0);
 	assert_int_equal(vm->exit_status, 125);
+	assert_int_equal(vm->end_reason, EXIT_REASON_GUEST_PANIC);
 	assert_string_equal(vm->stop_reason,
 			    "guest kernel oopsed (its command's status was 0)");
 }
