@@ -96,7 +96,7 @@ json_check "$TMP/stdout.json" 'j["exit"]["status"] == 0' \
 run_fsvm run --json="$TMP/js/s.json" -- sh -c 'ls / >/dev/null; echo out; exit 3'
 expect_eq "--json=FILE: status" 3 "$rc"
 expect_eq "--json=FILE: stdout is the command's" out "$out"
-json_check "$TMP/js/s.json" 'j["fsvm_json"] == 1' 'j["exit"]["status"] == 3' \
+json_check "$TMP/js/s.json" 'j["fsvm_json"] == 2' 'j["exit"]["status"] == 3' \
 	'j["exit"]["ended_by"] == "command"' \
 	'j["exit"]["meaning"] == "the command exited with status 3"' \
 	'[e["event"] for e in j["timeline"]][:2] == ["setup-done", "first-kvm-run"]' \
@@ -110,12 +110,13 @@ json_check "$TMP/js/s.json" 'j["fsvm_json"] == 1' 'j["exit"]["status"] == 3' \
 run_fsvm run --timeout 5 --json="$TMP/js/t.json" -- sleep 600
 expect_eq "--json timeout: status" 124 "$rc"
 json_check "$TMP/js/t.json" 'j["exit"]["status"] == 124' 'j["exit"]["ended_by"] == "timeout"' \
-	'"timed out" in j["exit"]["reason"]'
+	'j["exit"]["reason"] == "timeout"' '"timed out" in j["exit"]["message"]'
 run_fsvm run --json --kernel /nonexistent/bzImage -- true
 expect_eq "--json set-up failure: status" 125 "$rc"
 printf '%s\n' "$out" >"$TMP/fail.json"
 json_check "$TMP/fail.json" 'j["exit"]["ended_by"] == "fsvm"' \
-	'"/nonexistent/bzImage: cannot open the kernel" in j["exit"]["reason"]'
+	'j["exit"]["reason"] == "bad_kernel"' \
+	'"/nonexistent/bzImage: cannot open the kernel" in j["exit"]["message"]'
 
 # --config: every flag by its long name; flags override the file.
 cat >"$TMP/vm.json" <<JSON
