@@ -152,7 +152,7 @@ done
 # A missing default guest names the command that makes it.
 FSVM_GUEST_DIR=$TMP/no-guest run_fsvm run --setup-only -- true
 expect_eq "no guest: status" 125 "$rc"
-expect_match "no guest: message" "no guest kernel: \`make guest\` in fsvm's source tree makes it" "$err"
+expect_match "no guest: message" "no-guest/6.12: no such folder .\`make guest\` in fsvm's source tree makes the packaged guests" "$err"
 
 # make install into a fresh prefix; the installed fsvm runs a guest with
 # the build tree hidden (an empty tmpfs over build/, in a private mount
