@@ -130,9 +130,11 @@ static void console_on_stdin(void *opaque, uint32_t events)
 	}
 	ssize_t n = read(con->stdin_fd, buf,
 			 space - 1 < sizeof(buf) ? space - 1 : sizeof(buf));
-	if (n > 0)
+	if (n > 0 && con->escape_key)
 		serial_receive(&con->out, out,
 			       console_escape(con, buf, (size_t)n, out));
+	else if (n > 0)
+		serial_receive(&con->out, buf, (size_t)n);
 	else if (n == 0 || (errno != EAGAIN && errno != EINTR))
 		event_loop_del(con->loop, con->stdin_fd); /* hung up */
 }

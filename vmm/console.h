@@ -31,6 +31,10 @@ struct console {
 	bool filter_out, filter_err;
 	struct term_filter out_filter, err_filter;
 	struct winsize size; /* the terminal's, when interactive */
+	/* Ctrl-A x ends the VM: fsvm run's terminal, not a container's,
+	 * whose users type Ctrl-A (a shell's start of line) as podman and
+	 * docker pass it. */
+	bool escape_key;
 	bool escape_held; /* a Ctrl-A read, its key not yet */
 	bool raw;
 	struct termios saved;
@@ -39,8 +43,9 @@ struct console {
 };
 
 int console_init(struct console *con, struct vm *vm);
-/* Puts the terminal in raw mode and starts forwarding stdin (Ctrl-A x
- * ends the VM with 125, Ctrl-A Ctrl-A sends a Ctrl-A). */
+/* Puts the terminal in raw mode and starts forwarding stdin (with
+ * escape_key, Ctrl-A x ends the VM with 125, Ctrl-A Ctrl-A sends a
+ * Ctrl-A). */
 int console_start(struct console *con, struct event_loop *loop);
 /* Restores the terminal; safe to call more than once. */
 void console_restore(struct console *con);

@@ -479,6 +479,7 @@ static int run_vm(const struct fsvm_config *cfg, struct run_summary *sum)
 			    "machine", why, err);
 	if ((err = console_init(&r->con, vm)))
 		return fail(r, EXIT_REASON_SETUP_FAILED, "console", "cannot set up", err);
+	r->con.escape_key = !cfg->container;
 	if (find_modules(r, &cfg))
 		return summary_failed(sum, EXIT_REASON_BAD_KERNEL);
 	if (shares_plan(&r->shares, cfg))
