@@ -54,3 +54,12 @@ int log_setup_error(const char *what, const char *why, int err)
 	pthread_mutex_unlock(&failure_lock);
 	return err ? err : -EINVAL;
 }
+
+int log_reason(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}

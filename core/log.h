@@ -28,6 +28,12 @@ void log_error_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * when err is 0. */
 int log_setup_error(const char *what, const char *why, int err);
 
+/* Puts a one-line reason in err, for a caller that says it once, and
+ * returns -EINVAL: parsers of what the user gave (an OCI bundle, an
+ * image's configuration). */
+int log_reason(char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
 /* Copies the first line log_setup_error printed (empty: none) into buf. */
 void log_setup_failure(char *buf, size_t len);
 

@@ -7,7 +7,6 @@
 #include <json-c/json.h>
 #include <linux/openat2.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,18 +23,6 @@
 /* Ids the image's files may have: a distribution's (as podman leaves
  * them), as many as fsvm's own namespace holds from 0 on. */
 #define IMAGE_IDS 65536
-
-static int bad(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int bad(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
 
 /* obj.key as a string: "" when absent or null; NULL when not a string. */
 static const char *string_member(struct json_object *obj, const char *key)
@@ -57,14 +44,14 @@ static int string_list(struct json_object *obj, const char *key,
 	if (!json_object_object_get_ex(obj, key, &v) || !v)
 		return 0;
 	if (!json_object_is_type(v, json_type_array))
-		return bad(err, errlen, "image config: %s: not a list", key);
+		return log_reason(err, errlen, "image config: %s: not a list", key);
 	size_t n = json_object_array_length(v);
 	if (n > max)
-		return bad(err, errlen, "image config: %s: over %u entries", key, max);
+		return log_reason(err, errlen, "image config: %s: over %u entries", key, max);
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *s = json_object_array_get_idx(v, i);
 		if (!json_object_is_type(s, json_type_string))
-			return bad(err, errlen, "image config: %s[%zu]: not a string",
+			return log_reason(err, errlen, "image config: %s[%zu]: not a string",
 				   key, i);
 		list[(*nr)++] = json_object_get_string(s);
 	}
@@ -77,7 +64,7 @@ int image_config_parse(const char *text, size_t len, struct image_config *c,
 	memset(c, 0, sizeof(*c));
 	struct json_tokener *tok = json_tokener_new();
 	if (!tok)
-		return bad(err, errlen, "image config: out of memory");
+		return log_reason(err, errlen, "image config: out of memory");
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
 	c->json = json_tokener_parse_ex(tok, text, (int)len);
 	enum json_tokener_error jerr = json_tokener_get_error(tok);
@@ -88,23 +75,23 @@ int image_config_parse(const char *text, size_t len, struct image_config *c,
 	struct json_object *image = one ? json_object_array_get_idx(c->json, 0) : NULL,
 			   *config;
 	if (!json_object_is_type(image, json_type_object))
-		return bad(err, errlen, "podman image inspect: not a list of one image (%s)",
+		return log_reason(err, errlen, "podman image inspect: not a list of one image (%s)",
 			   jerr != json_tokener_success ? json_tokener_error_desc(jerr)
 							: "another shape");
 	c->id = string_member(image, "Id");
 	if (!c->id || !*c->id || strchr(c->id, '/'))
-		return bad(err, errlen, "podman image inspect: no image Id");
+		return log_reason(err, errlen, "podman image inspect: no image Id");
 	/* An image built FROM scratch with nothing set may have no Config. */
 	if (!json_object_object_get_ex(image, "Config", &config) || !config)
 		config = image;
 	if (!json_object_is_type(config, json_type_object))
-		return bad(err, errlen, "image config: Config: not an object");
+		return log_reason(err, errlen, "image config: Config: not an object");
 	c->user = string_member(config, "User");
 	c->workdir = string_member(config, "WorkingDir");
 	if (!c->user || !c->workdir)
-		return bad(err, errlen, "image config: User and WorkingDir are strings");
+		return log_reason(err, errlen, "image config: User and WorkingDir are strings");
 	if (*c->workdir && c->workdir[0] != '/')
-		return bad(err, errlen, "image config: WorkingDir '%s': not an absolute path",
+		return log_reason(err, errlen, "image config: WorkingDir '%s': not an absolute path",
 			   c->workdir);
 	if (string_list(config, "Env", c->env, CLI_MAX_ENV, &c->nr_env, err, errlen) ||
 	    string_list(config, "Entrypoint", c->entrypoint, IMAGE_MAX_ARGS,
@@ -113,7 +100,7 @@ int image_config_parse(const char *text, size_t len, struct image_config *c,
 		return -EINVAL;
 	for (unsigned int i = 0; i < c->nr_env; i++)
 		if (c->env[i][0] == '=' || !strchr(c->env[i], '='))
-			return bad(err, errlen, "image config: Env[%u] '%s': not NAME=VALUE",
+			return log_reason(err, errlen, "image config: Env[%u] '%s': not NAME=VALUE",
 				   i, c->env[i]);
 	return 0;
 }
@@ -206,7 +193,7 @@ static int resolve_user(const char *user, int root_fd, unsigned int *uid,
 	*gid = 0;
 	if (!find_entry(root_fd, "/etc/passwd", user, ulen, numeric, uid, gid) &&
 	    !(numeric && parse_id(user, ulen, uid)))
-		return bad(err, errlen, "image config: User '%s': no such user in the image's /etc/passwd",
+		return log_reason(err, errlen, "image config: User '%s': no such user in the image's /etc/passwd",
 			   user);
 	if (!colon)
 		return 0;
@@ -214,7 +201,7 @@ static int resolve_user(const char *user, int root_fd, unsigned int *uid,
 	if (parse_id(group, strlen(group), gid) ||
 	    find_entry(root_fd, "/etc/group", group, strlen(group), false, gid, NULL))
 		return 0;
-	return bad(err, errlen, "image config: User '%s': no such group in the image's /etc/group",
+	return log_reason(err, errlen, "image config: User '%s': no such group in the image's /etc/group",
 		   user);
 }
 
@@ -245,7 +232,7 @@ static int check_workdir(int root_fd, const char *dir, char *err, size_t errlen)
 			       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
 	int fd = (int)syscall(SYS_openat2, root_fd, dir, &how, sizeof(how));
 	if (fd < 0)
-		return bad(err, errlen, "image config: WorkingDir %s: %s in the image",
+		return log_reason(err, errlen, "image config: WorkingDir %s: %s in the image",
 			   dir, strerror(errno));
 	close(fd);
 	return 0;
@@ -258,7 +245,7 @@ int image_config_apply(const struct image_config *c, int root_fd,
 	/* The image's variables first: the init sets them in order, so
 	 * --env's win. */
 	if (c->nr_env + cfg->nr_env > CLI_MAX_ENV)
-		return bad(err, errlen, "--image: with the image's Env, over %d variables",
+		return log_reason(err, errlen, "--image: with the image's Env, over %d variables",
 			   CLI_MAX_ENV);
 	memmove(cfg->env + c->nr_env, cfg->env, cfg->nr_env * sizeof(cfg->env[0]));
 	memcpy(cfg->env, c->env, c->nr_env * sizeof(c->env[0]));
@@ -276,7 +263,7 @@ int image_config_apply(const struct image_config *c, int root_fd,
 	for (unsigned int i = 0; !cfg->entrypoint && i < c->nr_entrypoint; i++)
 		argv[argc++] = (char *)c->entrypoint[i];
 	if (cfg->guest_argc > IMAGE_MAX_ARGS)
-		return bad(err, errlen, "--image: over %d words in the command",
+		return log_reason(err, errlen, "--image: over %d words in the command",
 			   IMAGE_MAX_ARGS);
 	for (int i = 0; i < cfg->guest_argc; i++)
 		argv[argc++] = cfg->guest_argv[i];

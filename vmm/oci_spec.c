@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/guest_mem.h"
+#include "core/log.h"
 #include "guest/protocol.h"
 
 #define OCI_CONFIG_MAX_BYTES (4 << 20)
@@ -23,18 +24,6 @@
 /* Ids a container without a user namespace keeps: its root is the
  * caller's root, as under runc, and so are the ids a distribution uses. */
 #define OCI_IDENTITY_IDS 65536
-
-static int bad(char *err, size_t errlen, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int bad(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
 
 /* obj.key of the given type: 1 found, 0 absent (or null), -EINVAL wrong
  * type (err says which). */
@@ -48,7 +37,7 @@ static int member(struct json_object *obj, const char *key,
 		return 0;
 	if (json_object_get_type(v) != type &&
 	    !(type == json_type_double && json_object_is_type(v, json_type_int)))
-		return bad(err, errlen, "config.json: %s%s: expected %s", where,
+		return log_reason(err, errlen, "config.json: %s%s: expected %s", where,
 			   key, json_type_to_name(type));
 	*out = v;
 	return 1;
@@ -80,18 +69,18 @@ static int read_json(const char *path, struct json_object **out, char *err,
 {
 	FILE *f = fopen(path, "re");
 	if (!f)
-		return bad(err, errlen, "%s: %s", path, strerror(errno));
+		return log_reason(err, errlen, "%s: %s", path, strerror(errno));
 	char *text = malloc(OCI_CONFIG_MAX_BYTES + 1);
 	size_t len = text ? fread(text, 1, OCI_CONFIG_MAX_BYTES + 1, f) : 0;
 	fclose(f);
 	if (!text || len > OCI_CONFIG_MAX_BYTES) {
 		free(text);
-		return bad(err, errlen, "%s: over 4 MiB, or out of memory", path);
+		return log_reason(err, errlen, "%s: over 4 MiB, or out of memory", path);
 	}
 	struct json_tokener *tok = json_tokener_new();
 	if (!tok) {
 		free(text);
-		return bad(err, errlen, "%s: out of memory", path);
+		return log_reason(err, errlen, "%s: out of memory", path);
 	}
 	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
 	*out = json_tokener_parse_ex(tok, text, (int)len);
@@ -105,7 +94,7 @@ static int read_json(const char *path, struct json_object **out, char *err,
 	    !json_object_is_type(*out, json_type_object)) {
 		json_object_put(*out);
 		*out = NULL;
-		return bad(err, errlen, "%s: not a JSON object (%s)", path,
+		return log_reason(err, errlen, "%s: not a JSON object (%s)", path,
 			   jerr != json_tokener_success
 				   ? json_tokener_error_desc(jerr)
 				   : "text after it");
@@ -126,7 +115,7 @@ static int check_version(struct json_object *config, char *err, size_t errlen)
 	char rest;
 	if (!found || sscanf(version, "%u.%u%c", &major, &minor, &rest) < 2 ||
 	    major != 1 || minor > 2)
-		return bad(err, errlen,
+		return log_reason(err, errlen,
 			   "config.json: ociVersion '%s' is not one fsvm knows (1.0 to 1.2)",
 			   version);
 	return 0;
@@ -138,10 +127,10 @@ static int load_root(struct oci_bundle *b, char *err, size_t errlen)
 	int err_ = member(b->config, "root", json_type_object, &root, "", err,
 			  errlen);
 	if (err_ <= 0)
-		return err_ < 0 ? err_ : bad(err, errlen, "config.json: no root");
+		return err_ < 0 ? err_ : log_reason(err, errlen, "config.json: no root");
 	if ((err_ = member(root, "path", json_type_string, &path, "root.", err,
 			   errlen)) <= 0)
-		return err_ < 0 ? err_ : bad(err, errlen, "config.json: no root.path");
+		return err_ < 0 ? err_ : log_reason(err, errlen, "config.json: no root.path");
 	if ((err_ = member(root, "readonly", json_type_boolean, &ro, "root.",
 			   err, errlen)) < 0)
 		return err_;
@@ -151,9 +140,9 @@ static int load_root(struct oci_bundle *b, char *err, size_t errlen)
 		 p[0] == '/' ? "" : "/", p);
 	struct stat st;
 	if (!realpath(joined, b->rootfs) || stat(b->rootfs, &st) < 0)
-		return bad(err, errlen, "root.path %s: %s", joined, strerror(errno));
+		return log_reason(err, errlen, "root.path %s: %s", joined, strerror(errno));
 	if (!S_ISDIR(st.st_mode))
-		return bad(err, errlen, "root.path %s: not a directory", joined);
+		return log_reason(err, errlen, "root.path %s: not a directory", joined);
 	b->cfg.root = b->rootfs;
 	b->job.root_readonly = ro && json_object_get_boolean(ro);
 	b->cfg.rw_root = !b->job.root_readonly;
@@ -206,11 +195,11 @@ static int check_program(struct oci_bundle *b, const char *name, char *err,
 	if (root >= 0)
 		close(root);
 	if (found == 0)
-		return bad(err, errlen,
+		return log_reason(err, errlen,
 			   "process.args[0] '%s': not found in the root file system%s",
 			   name, strchr(name, '/') ? "" : " (on its PATH)");
 	if (found < 0)
-		return bad(err, errlen, "process.args[0] '%s': %s", name,
+		return log_reason(err, errlen, "process.args[0] '%s': %s", name,
 			   found == -EACCES ? "not executable" : strerror(-found));
 	return 0;
 }
@@ -252,17 +241,17 @@ static int load_rlimits(struct oci_bundle *b, struct json_object *list,
 		if (member(r, "type", json_type_string, &type, "process.rlimits[].", err, errlen) <= 0 ||
 		    member(r, "hard", json_type_int, &hard, "process.rlimits[].", err, errlen) <= 0 ||
 		    member(r, "soft", json_type_int, &soft, "process.rlimits[].", err, errlen) <= 0)
-			return bad(err, errlen, "config.json: process.rlimits[%zu]: needs type, hard and soft", i);
+			return log_reason(err, errlen, "config.json: process.rlimits[%zu]: needs type, hard and soft", i);
 		const char *name = json_object_get_string(type);
 		size_t k = 0;
 		while (k < sizeof(rlimits) / sizeof(rlimits[0]) &&
 		       strcmp(rlimits[k].name, name))
 			k++;
 		if (k == sizeof(rlimits) / sizeof(rlimits[0]))
-			return bad(err, errlen, "config.json: process.rlimits: unknown type '%s'", name);
+			return log_reason(err, errlen, "config.json: process.rlimits: unknown type '%s'", name);
 		if (add_process_field(b, own(b, "rlimit=%d,%s,%s", rlimits[k].resource,
 					     limit_text(b, soft), limit_text(b, hard))))
-			return bad(err, errlen, "config.json: process: too many rlimits");
+			return log_reason(err, errlen, "config.json: process: too many rlimits");
 	}
 	return 0;
 }
@@ -314,7 +303,7 @@ static int load_user(struct oci_bundle *b, struct json_object *user,
 	int64_t u = uid ? json_object_get_int64(uid) : 0;
 	int64_t g = gid ? json_object_get_int64(gid) : 0;
 	if (u < 0 || u >= UINT32_MAX || g < 0 || g >= UINT32_MAX)
-		return bad(err, errlen, "config.json: process.user: ids are 0 to 4294967294");
+		return log_reason(err, errlen, "config.json: process.user: ids are 0 to 4294967294");
 	b->job.uid = (unsigned int)u;
 	b->job.gid = (unsigned int)g;
 	if (umask && add_process_field(b, own(b, "umask=%llo", (unsigned long long)
@@ -326,7 +315,7 @@ static int load_user(struct oci_bundle *b, struct json_object *user,
 		for (size_t i = 0; i < json_object_array_length(groups); i++) {
 			int64_t id = json_object_get_int64(json_object_array_get_idx(groups, i));
 			if (id < 0 || id >= UINT32_MAX || len + 12 >= sizeof(list))
-				return bad(err, errlen, "config.json: process.user.additionalGids: bad or too many");
+				return log_reason(err, errlen, "config.json: process.user.additionalGids: bad or too many");
 			len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%lld",
 						i ? "," : "", (long long)id);
 		}
@@ -343,7 +332,7 @@ static int load_process(struct oci_bundle *b, char *err, size_t errlen)
 	int found = member(b->config, "process", json_type_object, &p, "", err,
 			   errlen);
 	if (found <= 0)
-		return found < 0 ? found : bad(err, errlen, "config.json: no process");
+		return found < 0 ? found : log_reason(err, errlen, "config.json: no process");
 	if (member(p, "args", json_type_array, &args, "process.", err, errlen) < 0 ||
 	    member(p, "env", json_type_array, &env, "process.", err, errlen) < 0 ||
 	    member(p, "cwd", json_type_string, &cwd, "process.", err, errlen) < 0 ||
@@ -355,26 +344,26 @@ static int load_process(struct oci_bundle *b, char *err, size_t errlen)
 		return -EINVAL;
 	size_t argc = args ? json_object_array_length(args) : 0;
 	if (!argc)
-		return bad(err, errlen, "config.json: process.args: empty (nothing to run)");
+		return log_reason(err, errlen, "config.json: process.args: empty (nothing to run)");
 	char **argv = calloc(argc + 1, sizeof(*argv));
 	if (!argv || !cli_own(&b->cfg, (char *)argv))
 		return -ENOMEM;
 	for (size_t i = 0; i < argc; i++)
 		if (!(argv[i] = (char *)string_at(args, i)))
-			return bad(err, errlen, "config.json: process.args[%zu]: not a string", i);
+			return log_reason(err, errlen, "config.json: process.args[%zu]: not a string", i);
 	b->cfg.guest_argv = argv;
 	b->cfg.guest_argc = (int)argc;
 	for (size_t i = 0; env && i < json_object_array_length(env); i++) {
 		const char *var = string_at(env, i);
 		if (!var || !strchr(var, '=') || var[0] == '=')
-			return bad(err, errlen, "config.json: process.env[%zu]: not NAME=VALUE", i);
+			return log_reason(err, errlen, "config.json: process.env[%zu]: not NAME=VALUE", i);
 		if (b->cfg.nr_env == CLI_MAX_ENV)
-			return bad(err, errlen, "config.json: process.env: over %d variables", CLI_MAX_ENV);
+			return log_reason(err, errlen, "config.json: process.env: over %d variables", CLI_MAX_ENV);
 		b->cfg.env[b->cfg.nr_env++] = var;
 	}
 	b->cfg.cwd = cwd ? json_object_get_string(cwd) : "/";
 	if (b->cfg.cwd[0] != '/')
-		return bad(err, errlen, "config.json: process.cwd '%s': not an absolute path", b->cfg.cwd);
+		return log_reason(err, errlen, "config.json: process.cwd '%s': not an absolute path", b->cfg.cwd);
 	b->terminal = terminal && json_object_get_boolean(terminal);
 	if ((user && load_user(b, user, err, errlen)) ||
 	    (caps && load_capabilities(b, caps, err, errlen)) ||
@@ -383,7 +372,7 @@ static int load_process(struct oci_bundle *b, char *err, size_t errlen)
 	if ((nnp && json_object_get_boolean(nnp) &&
 	     add_process_field(b, "no_new_privs=1")) ||
 	    add_process_field(b, "env=exact"))
-		return bad(err, errlen, "config.json: process: too many settings");
+		return log_reason(err, errlen, "config.json: process: too many settings");
 	return check_program(b, argv[0], err, errlen);
 }
 
@@ -466,7 +455,7 @@ static int load_bind(struct oci_bundle *b, const char *source, const char *dest,
 	snprintf(joined, sizeof(joined), "%s%s%s", source[0] == '/' ? "" : b->bundle,
 		 source[0] == '/' ? "" : "/", source);
 	if (!realpath(joined, host) || stat(host, &st) < 0)
-		return bad(err, errlen, "mount %s: %s", source, strerror(errno));
+		return log_reason(err, errlen, "mount %s: %s", source, strerror(errno));
 	const char *own_fs = guest_own_fs(host);
 	/* A container's /dev/shm is its own memory, not a folder to serve. */
 	if (!strcmp(dest, "/dev/shm"))
@@ -485,10 +474,10 @@ static int load_bind(struct oci_bundle *b, const char *source, const char *dest,
 			return add_fsmount(b, GUEST_FSMOUNT_BIND, own_devices[i], dest,
 					   share_options(b, opts, &readonly));
 	if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))
-		return bad(err, errlen, "mount %s: a host device cannot be passed into a VM (/dev/null, zero, full, random, urandom and tty are the guest's own)", source);
+		return log_reason(err, errlen, "mount %s: a host device cannot be passed into a VM (/dev/null, zero, full, random, urandom and tty are the guest's own)", source);
 	if (S_ISREG(st.st_mode)) {
 		if (st.st_size > OCI_MAX_FILE_BIND)
-			return bad(err, errlen, "mount %s: a file bound into a VM is copied, and this one is over 1 MiB (bind its folder)", source);
+			return log_reason(err, errlen, "mount %s: a file bound into a VM is copied, and this one is over 1 MiB (bind its folder)", source);
 		unsigned int n = b->job.nr_files;
 		b->files[b->job.nr_files++] = own(b, "%s", host);
 		return add_fsmount(b, GUEST_FSMOUNT_BIND,
@@ -496,9 +485,9 @@ static int load_bind(struct oci_bundle *b, const char *source, const char *dest,
 				   share_options(b, opts, &readonly));
 	}
 	if (!S_ISDIR(st.st_mode))
-		return bad(err, errlen, "mount %s: only folders, files and /dev's character devices can be bound into a VM", source);
+		return log_reason(err, errlen, "mount %s: only folders, files and /dev's character devices can be bound into a VM", source);
 	if (b->cfg.nr_shares == CLI_MAX_SHARES)
-		return bad(err, errlen, "mount %s: more than %d folders to share", source, CLI_MAX_SHARES);
+		return log_reason(err, errlen, "mount %s: more than %d folders to share", source, CLI_MAX_SHARES);
 	const char *options = share_options(b, opts, &readonly);
 	unsigned int n = b->cfg.nr_shares++;
 	b->cfg.shares[n] = (struct cli_share){.host = own(b, "%s", host),
@@ -528,12 +517,12 @@ static int load_mounts(struct oci_bundle *b, char *err, size_t errlen)
 		return -EINVAL;
 	size_t n = mounts ? json_object_array_length(mounts) : 0;
 	if (n > OCI_MAX_MOUNTS)
-		return bad(err, errlen, "config.json: over %d mounts", OCI_MAX_MOUNTS);
+		return log_reason(err, errlen, "config.json: over %d mounts", OCI_MAX_MOUNTS);
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *m = json_object_array_get_idx(mounts, i), *d,
 				   *t, *s, *o;
 		if (member(m, "destination", json_type_string, &d, "mounts[].", err, errlen) <= 0)
-			return bad(err, errlen, "config.json: mounts[%zu]: no destination", i);
+			return log_reason(err, errlen, "config.json: mounts[%zu]: no destination", i);
 		if (member(m, "type", json_type_string, &t, "mounts[].", err, errlen) < 0 ||
 		    member(m, "source", json_type_string, &s, "mounts[].", err, errlen) < 0 ||
 		    member(m, "options", json_type_array, &o, "mounts[].", err, errlen) < 0)
@@ -542,7 +531,7 @@ static int load_mounts(struct oci_bundle *b, char *err, size_t errlen)
 		const char *type = t ? json_object_get_string(t) : "";
 		const char *source = s ? json_object_get_string(s) : type;
 		if (dest[0] != '/')
-			return bad(err, errlen, "mount %s: the destination is not an absolute path", dest);
+			return log_reason(err, errlen, "mount %s: the destination is not an absolute path", dest);
 		if (!strcmp(type, "bind") || has_option(o, "bind") || has_option(o, "rbind")) {
 			if (load_bind(b, source, dest, o, err, errlen))
 				return -EINVAL;
@@ -555,7 +544,7 @@ static int load_mounts(struct oci_bundle *b, char *err, size_t errlen)
 		       strcmp(type, guest_types[k]))
 			k++;
 		if (k == sizeof(guest_types) / sizeof(guest_types[0]))
-			return bad(err, errlen, "mount %s: type '%s' cannot be mounted in a VM (binds and the kernel's own file systems can)", dest, type);
+			return log_reason(err, errlen, "mount %s: type '%s' cannot be mounted in a VM (binds and the kernel's own file systems can)", dest, type);
 		if (add_fsmount(b, type, source, dest, all_options(b, o)))
 			return -ENOMEM;
 	}
@@ -571,7 +560,7 @@ static int load_paths(struct json_object *linux_, const char *key, const char **
 	for (size_t i = 0; paths && i < json_object_array_length(paths); i++) {
 		const char *p = string_at(paths, i);
 		if (!p || p[0] != '/' || *nr == OCI_MAX_MOUNTS)
-			return bad(err, errlen, "config.json: linux.%s: bad or over %d paths", key, OCI_MAX_MOUNTS);
+			return log_reason(err, errlen, "config.json: linux.%s: bad or over %d paths", key, OCI_MAX_MOUNTS);
 		list[(*nr)++] = p;
 	}
 	return 0;
@@ -603,7 +592,7 @@ static int load_id_maps(struct json_object *linux_, const char *key, struct cli_
 		    member(m, "hostID", json_type_int, &h, "", err, errlen) <= 0 ||
 		    member(m, "size", json_type_int, &s, "", err, errlen) <= 0 ||
 		    *nr == CLI_MAX_ID_MAPS)
-			return bad(err, errlen, "config.json: linux.%s[%zu]: needs containerID, hostID and size (at most %d maps)", key, i, CLI_MAX_ID_MAPS);
+			return log_reason(err, errlen, "config.json: linux.%s[%zu]: needs containerID, hostID and size (at most %d maps)", key, i, CLI_MAX_ID_MAPS);
 		maps[(*nr)++] = (struct cli_id_map){
 			.guest = (uint32_t)json_object_get_int64(c),
 			.host = (uint32_t)json_object_get_int64(h),
@@ -623,13 +612,13 @@ static int load_namespaces(struct oci_bundle *b, struct json_object *linux_,
 		struct json_object *ns = json_object_array_get_idx(list, i), *t, *p;
 		if (member(ns, "type", json_type_string, &t, "linux.namespaces[].", err, errlen) <= 0 ||
 		    member(ns, "path", json_type_string, &p, "linux.namespaces[].", err, errlen) < 0)
-			return bad(err, errlen, "config.json: linux.namespaces[%zu]: no type", i);
+			return log_reason(err, errlen, "config.json: linux.namespaces[%zu]: no type", i);
 		const char *type = json_object_get_string(t);
 		user = user || !strcmp(type, "user");
 		if (!strcmp(type, "network") && p)
 			b->netns = json_object_get_string(p);
 		else if (p && strcmp(type, "user"))
-			return bad(err, errlen, "config.json: linux.namespaces: joining the %s namespace at %s: each fsvm container is a VM of its own, sharing none", type, json_object_get_string(p));
+			return log_reason(err, errlen, "config.json: linux.namespaces: joining the %s namespace at %s: each fsvm container is a VM of its own, sharing none", type, json_object_get_string(p));
 	}
 	if (user)
 		return load_id_maps(linux_, "uidMappings", b->cfg.uid_map, &b->cfg.nr_uid_maps, err, errlen) ||
@@ -670,7 +659,7 @@ static int load_resources(struct oci_bundle *b, struct json_object *linux_,
 		uint64_t bytes = (uint64_t)json_object_get_int64(limit) &
 				 ~(GUEST_PAGE_SIZE - 1);
 		if (bytes < CLI_MIN_MEM)
-			return bad(err, errlen, "linux.resources.memory.limit: %llu bytes is below a VM's 64 MiB", (unsigned long long)bytes);
+			return log_reason(err, errlen, "linux.resources.memory.limit: %llu bytes is below a VM's 64 MiB", (unsigned long long)bytes);
 		b->cfg.mem = bytes < CLI_MAX_MEM ? bytes : CLI_MAX_MEM;
 	}
 	if (quota && period && json_object_get_int64(quota) > 0 &&
@@ -710,15 +699,15 @@ static int annotation_args(struct oci_bundle *b, char **args, int *nr,
 			k++;
 		if (k == sizeof(allowed) / sizeof(allowed[0]) ||
 		    !json_object_is_type(value, json_type_string))
-			return bad(err, errlen, "annotation %s: not one fsvm takes (io.fsvm.cpus, .mem, .guest-kernel, .kernel, ...), or not a string", key);
+			return log_reason(err, errlen, "annotation %s: not one fsvm takes (io.fsvm.cpus, .mem, .guest-kernel, .kernel, ...), or not a string", key);
 		const char *text = json_object_get_string(value);
 		bool flag = cli_option_kind(name, &(bool){false}) == 0;
 		if (flag && strcmp(text, "true") && strcmp(text, "false"))
-			return bad(err, errlen, "annotation %s: 'true' or 'false'", key);
+			return log_reason(err, errlen, "annotation %s: 'true' or 'false'", key);
 		if (flag && !strcmp(text, "false"))
 			continue;
 		if (*nr == OCI_MAX_ANNOTATIONS)
-			return bad(err, errlen, "annotations: over %d of fsvm's", OCI_MAX_ANNOTATIONS);
+			return log_reason(err, errlen, "annotations: over %d of fsvm's", OCI_MAX_ANNOTATIONS);
 		if ((flag ? asprintf(&args[*nr], "--%s", name)
 			  : asprintf(&args[*nr], "--%s=%s", name, text)) < 0)
 			return -ENOMEM;
@@ -735,7 +724,7 @@ static int parse_options(struct oci_bundle *b, char *err, size_t errlen)
 	char msg[256];
 	int e = annotation_args(b, args + 2, &nr, err, errlen);
 	if (!e && (e = cli_parse(2 + nr, args, &b->cfg, msg, sizeof(msg))))
-		bad(err, errlen, "annotations: %s", msg);
+		log_reason(err, errlen, "annotations: %s", msg);
 	/* Kept after cli_parse, which starts cfg (and what it owns) anew. */
 	for (int i = 0; i < nr; i++)
 		if (e)
@@ -755,7 +744,7 @@ static int reject_hooks(struct oci_bundle *b, char *err, size_t errlen)
 	{
 		if (json_object_is_type(list, json_type_array) &&
 		    json_object_array_length(list))
-			return bad(err, errlen, "config.json: hooks.%s: fsvm runs no hooks", kind);
+			return log_reason(err, errlen, "config.json: hooks.%s: fsvm runs no hooks", kind);
 	}
 	return 0;
 }
@@ -765,7 +754,7 @@ int oci_bundle_load(const char *dir, struct oci_bundle *b, char *err,
 {
 	memset(b, 0, sizeof(*b));
 	if (!realpath(dir, b->bundle))
-		return bad(err, errlen, "bundle %s: %s", dir, strerror(errno));
+		return log_reason(err, errlen, "bundle %s: %s", dir, strerror(errno));
 	char path[PATH_MAX + 16];
 	snprintf(path, sizeof(path), "%s/config.json", b->bundle);
 	if (read_json(path, &b->config, err, errlen) ||
@@ -808,7 +797,7 @@ int oci_process_load(const char *path, const char *rootfs, struct oci_bundle *b,
 	b->config = json_object_new_object();
 	if (!b->config || json_object_object_add(b->config, "process", process)) {
 		json_object_put(process);
-		return bad(err, errlen, "%s: out of memory", path);
+		return log_reason(err, errlen, "%s: out of memory", path);
 	}
 	snprintf(b->rootfs, sizeof(b->rootfs), "%s", rootfs);
 	b->cfg.container = &b->job;
