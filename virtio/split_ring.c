@@ -5,23 +5,15 @@
 #include <errno.h>
 #include <string.h>
 
-/* Guest-shared fields are read once, through volatile, into locals. */
-#define READ_ONCE(x) (*(const volatile __typeof__(x) *)&(x))
-#define WRITE_ONCE(x, v) (*(volatile __typeof__(x) *)&(x) = (v))
+/* Guest-shared fields are read once into locals, and written once:
+ * relaxed atomics (plain moves on x86), which a race detector knows
+ * from the guest's own accesses to the same fields. */
+#define READ_ONCE(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define WRITE_ONCE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
 
 static inline void split_ring_mb(void)
 {
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-}
-
-static inline void split_ring_rmb(void)
-{
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-}
-
-static inline void split_ring_wmb(void)
-{
-	__atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
 int split_ring_init(struct split_ring *q, const struct guest_mem *mem,
@@ -106,13 +98,14 @@ static int walk_indirect(struct split_ring *q, struct desc_chain *c,
 
 int split_ring_pop(struct split_ring *q, struct desc_chain *c)
 {
-	uint16_t avail_idx = READ_ONCE(q->avail->idx);
+	/* Acquire: the ring entries and what they point to are read after
+	 * the index that published them. */
+	uint16_t avail_idx = __atomic_load_n(&q->avail->idx, __ATOMIC_ACQUIRE);
 	uint16_t pending = (uint16_t)(avail_idx - q->last_avail);
 	if (pending == 0)
 		return 0;
 	if (pending > q->size)
 		return -EINVAL; /* the guest claims more entries than exist */
-	split_ring_rmb(); /* ring entries are read after the index */
 
 	uint16_t head = READ_ONCE(q->avail->ring[q->last_avail % q->size]);
 	if (head >= q->size)
@@ -152,9 +145,10 @@ void split_ring_push(struct split_ring *q, uint16_t head, uint32_t len)
 	struct vring_used_elem *e = &q->used->ring[q->used_idx % q->size];
 	WRITE_ONCE(e->id, head);
 	WRITE_ONCE(e->len, len);
-	split_ring_wmb(); /* the entry is visible before the index moves */
 	q->used_idx++;
-	WRITE_ONCE(q->used->idx, q->used_idx);
+	/* Release: the entry, and the buffers' bytes, are visible before
+	 * the index moves. */
+	__atomic_store_n(&q->used->idx, q->used_idx, __ATOMIC_RELEASE);
 }
 
 bool split_ring_should_interrupt(struct split_ring *q)
