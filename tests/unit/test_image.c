@@ -108,10 +108,14 @@ static void fails_saying(int ret, const char *want)
 	assert_null(strchr(err, '\n'));
 }
 
-/* fsvm run --image's flags as cli_parse makes them. */
+/* fsvm run --image's flags as cli_parse makes them. Static: cfg keeps
+ * pointers into them (the guest's command), as into main's argv. */
 static void flags(const char *first, ...)
 {
-	char *words[32] = {"fsvm", "run", "--image", "localhost/t:1"};
+	static char *words[32];
+	memset(words, 0, sizeof(words));
+	words[0] = "fsvm", words[1] = "run", words[2] = "--image";
+	words[3] = "localhost/t:1";
 	int n = 4;
 	va_list ap;
 	va_start(ap, first);
