@@ -18,7 +18,7 @@ BUILD   := build
 GUEST   := $(BUILD)/guest
 CFLAGS  ?= -O2 -g
 CFLAGS  += -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -I. -MMD -MP
-LDLIBS  := -lpthread -lseccomp -lcap-ng -ljson-c -lm -luring
+LDLIBS  := -lpthread -lseccomp -lcap-ng -ljson-c -lm -luring -lz
 VERSION := $(shell cat VERSION)
 PREFIX  ?= /usr/local
 SAN     := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -238,7 +238,7 @@ $(BUILD)/libfsvm-fuzz.a: $(FUZZ_LIB_SRCS:%.c=$(BUILD)/fuzz-obj/%.o)
 
 $(BUILD)/fuzz/%: $(BUILD)/fuzz-obj/tests/fuzz/%.o $(BUILD)/libfsvm-fuzz.a
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lpthread -luring
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $^ -lpthread -luring -lz
 
 # Benchmarks, side by side (bench/, results in bench/results/): the request
 # path natively, then boots and file systems against QEMU's peers, each in

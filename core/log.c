@@ -63,3 +63,12 @@ int log_reason(char *err, size_t errlen, const char *fmt, ...)
 	va_end(ap);
 	return -EINVAL;
 }
+
+int log_refusal(int code, char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return code;
+}

@@ -33,6 +33,10 @@ int log_setup_error(const char *what, const char *why, int err);
  * image's configuration). */
 int log_reason(char *err, size_t errlen, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+/* The same, returning code (a negative errno): a loader whose callers
+ * tell one refusal from another (-EPROTO: another version's). */
+int log_refusal(int code, char *err, size_t errlen, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 /* Copies the first line log_setup_error printed (empty: none) into buf. */
 void log_setup_failure(char *buf, size_t len);
