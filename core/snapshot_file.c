@@ -88,41 +88,15 @@ static bool valid_name(const char *name, size_t max)
 	return true;
 }
 
-static void *room(struct snapshot_writer *w, size_t n)
-{
-	if (w->err)
-		return NULL;
-	if (n > SNAPSHOT_STATE_MAX - w->len) {
-		w->err = -EFBIG;
-		return NULL;
-	}
-	if (w->len + n > w->cap) {
-		size_t cap = w->cap ? w->cap : 4096;
-		while (cap < w->len + n)
-			cap *= 2;
-		unsigned char *b = realloc(w->buf, cap);
-		if (!b) {
-			w->err = -ENOMEM;
-			return NULL;
-		}
-		w->buf = b;
-		w->cap = cap;
-	}
-	void *p = w->buf + w->len;
-	memset(p, 0, n);
-	w->len += n;
-	return p;
-}
-
 void snapshot_writer_init(struct snapshot_writer *w, const char *producer,
 			  uint64_t memory_size)
 {
 	*w = (struct snapshot_writer){0};
-	struct file_header *h = room(w, sizeof(*h));
+	struct file_header *h = state_room(&w->out, sizeof(*h));
 	if (!h)
 		return;
 	if (strlen(producer) >= PRODUCER_LEN) {
-		w->err = -ENAMETOOLONG;
+		w->out.err = -ENAMETOOLONG;
 		return;
 	}
 	memcpy(h->magic, MAGIC, sizeof(h->magic));
@@ -136,7 +110,7 @@ static bool written(const struct snapshot_writer *w, const char *name)
 {
 	size_t off = sizeof(struct file_header);
 	for (unsigned int i = 0; i < w->sections; i++) {
-		const struct section_header *sh = (const void *)(w->buf + off);
+		const struct section_header *sh = (const void *)(w->out.buf + off);
 		if (!strncmp(sh->name, name, sizeof(sh->name)))
 			return true;
 		off += sizeof(*sh) + padded(le64toh(sh->len));
@@ -147,24 +121,24 @@ static bool written(const struct snapshot_writer *w, const char *name)
 void snapshot_add(struct snapshot_writer *w, const char *name,
 		  const void *data, size_t len)
 {
-	if (w->err)
+	if (w->out.err)
 		return;
 	if (!valid_name(name, SNAPSHOT_NAME_MAX) || written(w, name)) {
-		w->err = -EINVAL;
+		w->out.err = -EINVAL;
 		return;
 	}
 	if (w->sections == SNAPSHOT_SECTIONS_MAX) {
-		w->err = -E2BIG;
+		w->out.err = -E2BIG;
 		return;
 	}
 	if (len > SNAPSHOT_STATE_MAX) {
-		w->err = -EFBIG;
+		w->out.err = -EFBIG;
 		return;
 	}
-	size_t off = w->len;
-	if (!room(w, sizeof(struct section_header) + padded(len)))
+	size_t off = w->out.len;
+	if (!state_room(&w->out, sizeof(struct section_header) + padded(len)))
 		return;
-	struct section_header *sh = (void *)(w->buf + off);
+	struct section_header *sh = (void *)(w->out.buf + off);
 	memcpy(sh->name, name, strlen(name));
 	sh->len = htole64(len);
 	sh->crc = htole32(section_crc(sh, data, len));
@@ -175,9 +149,9 @@ void snapshot_add(struct snapshot_writer *w, const char *name,
 
 int snapshot_write(struct snapshot_writer *w, int dirfd, const char *name)
 {
-	if (w->err)
-		return w->err;
-	struct file_header *h = (void *)w->buf;
+	if (w->out.err)
+		return w->out.err;
+	struct file_header *h = (void *)w->out.buf;
 	h->sections = htole32(w->sections);
 	h->crc = htole32(crc(h, offsetof(struct file_header, crc)));
 
@@ -188,8 +162,8 @@ int snapshot_write(struct snapshot_writer *w, int dirfd, const char *name)
 	if (fd < 0)
 		return -errno;
 	int err = 0;
-	for (size_t done = 0; done < w->len && !err;) {
-		ssize_t n = write(fd, w->buf + done, w->len - done);
+	for (size_t done = 0; done < w->out.len && !err;) {
+		ssize_t n = write(fd, w->out.buf + done, w->out.len - done);
 		if (n < 0 && errno != EINTR)
 			err = -errno;
 		else if (n > 0)
@@ -207,7 +181,7 @@ int snapshot_write(struct snapshot_writer *w, int dirfd, const char *name)
 
 void snapshot_writer_fini(struct snapshot_writer *w)
 {
-	free(w->buf);
+	state_out_fini(&w->out);
 	*w = (struct snapshot_writer){0};
 }
 

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/state_blob.h"
+
 #define SNAPSHOT_FORMAT_VERSION 1
 /* A section's name: letters, digits and ".-_", NUL-padded. */
 #define SNAPSHOT_NAME_MAX 31
@@ -18,10 +20,9 @@
 #define SNAPSHOT_SECTIONS_MAX 1024
 
 struct snapshot_writer {
-	unsigned char *buf;
-	size_t len, cap;
+	struct state_out out; /* its err: the first failure, after which
+			       * every call does nothing */
 	unsigned int sections;
-	int err; /* the first failure; every later call does nothing */
 };
 
 /* producer names the program (e.g. "fsvm 0.9"): a reader refuses any other. */

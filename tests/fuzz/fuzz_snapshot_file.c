@@ -50,7 +50,7 @@ static void write_then_change(const uint8_t *data, size_t size)
 		data += 1 + len;
 		size -= 1 + len;
 	}
-	if (w.err) {
+	if (w.out.err) {
 		snapshot_writer_fini(&w);
 		return;
 	}

@@ -29,7 +29,7 @@ static unsigned char *made(size_t *len)
 	for (size_t i = 0; i < sizeof(big); i++)
 		big[i] = (unsigned char)(i * 7);
 	snapshot_add(&w, "fs.root", big, sizeof(big));
-	assert_int_equal(w.err, 0);
+	assert_int_equal(w.out.err, 0);
 	/* What snapshot_write puts in the file: the header finished. */
 	char dir[] = "/tmp/test_snapshot_file.XXXXXX";
 	assert_non_null(mkdtemp(dir));
@@ -151,15 +151,15 @@ static void test_writer_refuses(void **state)
 	snapshot_writer_init(&w, PRODUCER, 0);
 	snapshot_add(&w, "a", "x", 1);
 	snapshot_add(&w, "a", "y", 1);
-	assert_int_equal(w.err, -EINVAL); /* a name twice */
+	assert_int_equal(w.out.err, -EINVAL); /* a name twice */
 	snapshot_writer_fini(&w);
 	snapshot_writer_init(&w, PRODUCER, 0);
 	snapshot_add(&w, "bad/name", "x", 1);
-	assert_int_equal(w.err, -EINVAL);
+	assert_int_equal(w.out.err, -EINVAL);
 	assert_int_equal(snapshot_write(&w, AT_FDCWD, "unused"), -EINVAL);
 	snapshot_writer_fini(&w);
 	snapshot_writer_init(&w, "a producer name longer than the header keeps", 0);
-	assert_int_equal(w.err, -ENAMETOOLONG);
+	assert_int_equal(w.out.err, -ENAMETOOLONG);
 	snapshot_writer_fini(&w);
 }
 
