@@ -191,3 +191,21 @@ bool pci_bar_access(struct pci_dev *dev, bool io, uint64_t addr,
 		dev->bar_access(dev, bar, off, is_write, data, size);
 	return hit;
 }
+
+void pci_dev_save(const struct pci_dev *dev, struct state_out *out)
+{
+	state_put(out, dev->cfg, sizeof(dev->cfg));
+}
+
+void pci_dev_restore(struct pci_dev *dev, struct state_in *in)
+{
+	uint8_t cfg[PCI_CFG_SIZE];
+	state_get(in, cfg, sizeof(cfg));
+	if (in->short_read)
+		return;
+	for (unsigned int reg = PCI_BASE_ADDRESS_0; reg <= PCI_BASE_ADDRESS_5; reg += 4)
+		pci_cfg_write(dev, reg, cfg + reg, 4);
+	for (unsigned int off = 0; off < PCI_CFG_SIZE; off++)
+		if (off < PCI_BASE_ADDRESS_0 || off > PCI_BASE_ADDRESS_5 + 3)
+			pci_cfg_write(dev, off, cfg + off, 1);
+}

@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/state_blob.h"
+
 #define PCI_CFG_SIZE 256
 #define PCI_BAR_COUNT 6
 #define PCI_CAP_START 0x40
@@ -77,5 +79,12 @@ void pci_cfg_access(struct pci_dev *dev, unsigned int off, bool is_write,
  * the lock and run after it. */
 bool pci_bar_access(struct pci_dev *dev, bool io, uint64_t addr,
 		    bool is_write, uint8_t *data, unsigned int size);
+
+/* For a snapshot: the config space as the guest left it. */
+void pci_dev_save(const struct pci_dev *dev, struct state_out *out);
+/* Into a device as new, under dev->lock: the guest's config writes
+ * replayed, BARs first, so only what it may write changes and the device
+ * hears of each write (its BAR moves, MSI-X enabled) as from the guest. */
+void pci_dev_restore(struct pci_dev *dev, struct state_in *in);
 
 #endif

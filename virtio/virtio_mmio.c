@@ -241,3 +241,26 @@ int virtio_mmio_plug(struct virtio_mmio *m)
 	m->plugged = !err;
 	return err;
 }
+
+void virtio_mmio_save(struct virtio_mmio *m, struct state_out *out)
+{
+	pthread_mutex_lock(&m->lock);
+	state_put_u32(out, atomic_load(&m->int_status));
+	state_put_u32(out, m->shm_select);
+	virtio_transport_save(&m->t, out);
+	pthread_mutex_unlock(&m->lock);
+}
+
+int virtio_mmio_restore(struct virtio_mmio *m, struct state_in *in, char *err,
+			size_t errlen)
+{
+	pthread_mutex_lock(&m->lock);
+	/* Only the cause the device raises: used buffers. */
+	atomic_store(&m->int_status, state_get_u32(in) & VIRTIO_MMIO_INT_VRING);
+	m->shm_select = state_get_u32(in);
+	int ret = virtio_transport_restore(&m->t, in, err, errlen);
+	if (ret)
+		atomic_store(&m->int_status, 0);
+	pthread_mutex_unlock(&m->lock);
+	return ret;
+}

@@ -50,4 +50,12 @@ int virtio_mmio_plug(struct virtio_mmio *m);
 void virtio_mmio_access(void *opaque, uint64_t off, bool is_write,
 			uint8_t *data, unsigned int size);
 
+/* For a snapshot (docs/snapshot.md): the registers and the life cycle's
+ * state; the device must be quiescent. */
+void virtio_mmio_save(struct virtio_mmio *m, struct state_out *out);
+/* Into a transport as initialised (plugged or not): 0, or -EBADMSG with a
+ * line in err (the device reset). */
+int virtio_mmio_restore(struct virtio_mmio *m, struct state_in *in, char *err,
+			size_t errlen);
+
 #endif

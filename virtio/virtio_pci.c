@@ -416,3 +416,57 @@ int virtio_pci_init(struct virtio_pci *vp, struct vm *vm,
 	int slot = pci_host_add(host, &vp->pci);
 	return slot < 0 ? slot : 0;
 }
+
+void virtio_pci_save(struct virtio_pci *vp, struct state_out *out)
+{
+	pthread_mutex_lock(&vp->pci.lock);
+	pci_dev_save(&vp->pci, out);
+	state_put_u32(out, vp->nr_vectors);
+	for (unsigned int v = 0; v < vp->nr_vectors; v++) {
+		const struct msix_entry *e = &vp->msix[v];
+		state_put_u32(out, e->addr_lo);
+		state_put_u32(out, e->addr_hi);
+		state_put_u32(out, e->data);
+		state_put_u32(out, e->ctrl);
+	}
+	state_put_u16(out, vp->config_vector);
+	for (unsigned int q = 0; q < vp->t.dev->num_queues; q++)
+		state_put_u16(out, vp->qvector[q]);
+	virtio_transport_save(&vp->t, out);
+	pthread_mutex_unlock(&vp->pci.lock);
+}
+
+int virtio_pci_restore(struct virtio_pci *vp, struct state_in *in, char *err,
+		       size_t errlen)
+{
+	pthread_mutex_lock(&vp->pci.lock);
+	pci_dev_restore(&vp->pci, in);
+	int ret = 0;
+	if (state_get_u32(in) != vp->nr_vectors) {
+		ret = log_refusal(-EBADMSG, err, errlen,
+				  "virtio-pci: another number of MSI-X vectors than the device's");
+		goto out;
+	}
+	/* Each entry as the guest writes it, so its route and irqfd follow. */
+	for (unsigned int v = 0; v < vp->nr_vectors; v++)
+		for (unsigned int field = 0; field < PCI_MSIX_ENTRY_SIZE; field += 4) {
+			uint32_t word = state_get_u32(in);
+			msix_table_access(vp, v * PCI_MSIX_ENTRY_SIZE + field, true,
+					  (uint8_t *)&word, 4);
+		}
+	vp->config_vector = state_get_u16(in);
+	for (unsigned int q = 0; q < vp->t.dev->num_queues; q++) {
+		uint16_t v = state_get_u16(in);
+		vp->qvector[q] = v < vp->nr_vectors ? v : VIRTIO_MSI_NO_VECTOR;
+	}
+	if (in->short_read) {
+		ret = log_refusal(-EBADMSG, err, errlen, "virtio-pci: its state is cut short");
+		goto out;
+	}
+	ret = virtio_transport_restore(&vp->t, in, err, errlen);
+out:
+	if (ret)
+		virtio_transport_set_status(&vp->t, 0);
+	pthread_mutex_unlock(&vp->pci.lock);
+	return ret;
+}

@@ -45,4 +45,13 @@ struct virtio_pci {
 int virtio_pci_init(struct virtio_pci *vp, struct vm *vm,
 		    struct pci_host *host, const struct virtio_dev *dev);
 
+/* For a snapshot (docs/snapshot.md): config space, MSI-X table, vectors
+ * and the life cycle's state; the device must be quiescent. */
+void virtio_pci_save(struct virtio_pci *vp, struct state_out *out);
+/* Into a transport as initialised, what save wrote, each part through
+ * the checks the guest's writes meet: 0, or -EBADMSG with a line in err
+ * (the device reset). */
+int virtio_pci_restore(struct virtio_pci *vp, struct state_in *in, char *err,
+		       size_t errlen);
+
 #endif

@@ -114,14 +114,28 @@ static int map_rings(struct virtio_transport *t)
 	return 0;
 }
 
-/* DRIVER_OK: interrupts first, the device started on its rings, then
- * doorbells. Any failure leaves the device in DEVICE_NEEDS_RESET. */
-static void start(struct virtio_transport *t)
+/* Where a running queue's rings stood, for a restore. */
+struct ring_position {
+	uint16_t last_avail, used_idx, signalled;
+	bool signalled_valid;
+};
+
+/* DRIVER_OK: interrupts first, the device started on its rings (from
+ * their start, or at, from a snapshot), then doorbells. Any failure leaves
+ * the device in DEVICE_NEEDS_RESET. */
+static void start(struct virtio_transport *t, const struct ring_position *at)
 {
 	for (unsigned int q = 0; q < t->dev->num_queues; q++)
 		t->queues[q].call_fd =
 			t->rings[q].enabled ? t->ops->call_fd(t, q) : -1;
 	int err = map_rings(t);
+	for (unsigned int q = 0; at && !err && q < t->dev->num_queues; q++) {
+		struct split_ring *ring = &t->queues[q].ring;
+		ring->last_avail = at[q].last_avail;
+		ring->used_idx = at[q].used_idx;
+		ring->signalled = at[q].signalled;
+		ring->signalled_valid = at[q].signalled_valid;
+	}
 	if (!err) {
 		err = t->dev->activate(t->dev->opaque, t->queues,
 				       t->dev->num_queues, t->driver_features);
@@ -158,7 +172,7 @@ void virtio_transport_set_status(struct virtio_transport *t, uint8_t status)
 	if ((added & VIRTIO_CONFIG_S_DRIVER_OK) &&
 	    (t->status & VIRTIO_CONFIG_S_FEATURES_OK) &&
 	    !(t->status & VIRTIO_CONFIG_S_FAILED))
-		start(t);
+		start(t, NULL);
 }
 
 struct ring_setup *virtio_transport_selected(struct virtio_transport *t)
@@ -254,4 +268,108 @@ void virtio_transport_doorbells(const struct virtio_transport *t,
 			log_error("%s: doorbell for queue %u: %s", t->name, q,
 				  strerror(-err));
 	}
+}
+
+void virtio_transport_save(const struct virtio_transport *t,
+			   struct state_out *out)
+{
+	state_put_u16(out, t->dev->num_queues);
+	state_put_u8(out, t->status);
+	state_put_u8(out, t->active);
+	state_put_u32(out, t->device_feature_select);
+	state_put_u32(out, t->driver_feature_select);
+	state_put_u32(out, t->queue_select);
+	state_put_u64(out, t->driver_features);
+	for (unsigned int q = 0; q < t->dev->num_queues; q++) {
+		const struct ring_setup *r = &t->rings[q];
+		const struct split_ring *ring = &t->queues[q].ring;
+		state_put_u16(out, r->size);
+		state_put_u8(out, r->enabled);
+		state_put_u64(out, r->desc);
+		state_put_u64(out, r->avail);
+		state_put_u64(out, r->used);
+		state_put_u16(out, ring->last_avail);
+		state_put_u16(out, ring->used_idx);
+		state_put_u16(out, ring->signalled);
+		state_put_u8(out, ring->signalled_valid);
+	}
+}
+
+/* The driver's writes, as it made them: false for one the device refused. */
+static bool replay_queue(struct virtio_transport *t, unsigned int q,
+			 const struct ring_setup *r)
+{
+	t->queue_select = q;
+	const uint64_t addr[] = {r->desc, r->avail, r->used};
+	bool ok = virtio_transport_set_queue_size(t, r->size);
+	for (enum ring_part part = RING_DESC; part <= RING_USED; part++)
+		ok = ok && virtio_transport_set_ring(t, part, false, (uint32_t)addr[part]) &&
+		     virtio_transport_set_ring(t, part, true, (uint32_t)(addr[part] >> 32));
+	return ok && virtio_transport_set_queue_enabled(t, r->enabled);
+}
+
+static int refuse(struct virtio_transport *t, char *err, size_t errlen,
+		  const char *why)
+{
+	reset(t);
+	return log_refusal(-EBADMSG, err, errlen, "%s: %s", t->name, why);
+}
+
+int virtio_transport_restore(struct virtio_transport *t, struct state_in *in,
+			     char *err, size_t errlen)
+{
+	unsigned int nr = t->dev->num_queues;
+	if (state_get_u16(in) != nr)
+		return refuse(t, err, errlen, "another number of queues than the device's");
+	uint8_t status = state_get_u8(in);
+	bool active = state_get_u8(in);
+	uint32_t device_select = state_get_u32(in), driver_select = state_get_u32(in);
+	uint32_t queue_select = state_get_u32(in);
+	uint64_t features = state_get_u64(in);
+	struct ring_setup rings[VIRTIO_TRANSPORT_MAX_QUEUES];
+	struct ring_position at[VIRTIO_TRANSPORT_MAX_QUEUES];
+	for (unsigned int q = 0; q < nr; q++) {
+		rings[q].size = state_get_u16(in);
+		rings[q].enabled = state_get_u8(in);
+		rings[q].desc = state_get_u64(in);
+		rings[q].avail = state_get_u64(in);
+		rings[q].used = state_get_u64(in);
+		at[q].last_avail = state_get_u16(in);
+		at[q].used_idx = state_get_u16(in);
+		at[q].signalled = state_get_u16(in);
+		at[q].signalled_valid = state_get_u8(in);
+	}
+	if (in->short_read)
+		return refuse(t, err, errlen, "its state is cut short");
+
+	const uint8_t setup = VIRTIO_CONFIG_S_ACKNOWLEDGE | VIRTIO_CONFIG_S_DRIVER |
+			      VIRTIO_CONFIG_S_FEATURES_OK | VIRTIO_CONFIG_S_FAILED;
+	virtio_transport_set_status(t, status & (VIRTIO_CONFIG_S_ACKNOWLEDGE |
+						 VIRTIO_CONFIG_S_DRIVER));
+	for (uint32_t word = 0; word < 2; word++) {
+		t->driver_feature_select = word;
+		virtio_transport_set_driver_features(t, (uint32_t)(features >> (32 * word)));
+	}
+	virtio_transport_set_status(t, status & setup);
+	if (t->status != (status & setup))
+		return refuse(t, err, errlen, "a status or features the device does not take");
+	for (unsigned int q = 0; q < nr; q++)
+		if (!replay_queue(t, q, &rings[q]))
+			return refuse(t, err, errlen, "a queue set-up the device does not take");
+	t->device_feature_select = device_select;
+	t->driver_feature_select = driver_select;
+	t->queue_select = queue_select;
+	/* Not running is any status: DRIVER_OK before FEATURES_OK starts
+	 * nothing, nor does a driver that gave up, nor a failed start. */
+	const uint8_t ran = VIRTIO_CONFIG_S_FEATURES_OK | VIRTIO_CONFIG_S_DRIVER_OK;
+	if (active && ((status & ran) != ran ||
+		       (status & (VIRTIO_CONFIG_S_FAILED | VIRTIO_CONFIG_S_NEEDS_RESET))))
+		return refuse(t, err, errlen, "running, and its status says otherwise");
+	t->status = status;
+	if (active) {
+		start(t, at);
+		if (!t->active)
+			return refuse(t, err, errlen, "the device would not start on its rings");
+	}
+	return 0;
 }

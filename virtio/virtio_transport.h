@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "core/guest_mem.h"
+#include "core/state_blob.h"
 #include "core/vm.h"
 #include "virtio/virtio_dev.h"
 
@@ -111,6 +112,18 @@ bool virtio_transport_set_queue_enabled(struct virtio_transport *t,
  * or hands q to the device's notify. The one call here made without the
  * transport's lock, and only for a device with notify. */
 void virtio_transport_notify(struct virtio_transport *t, uint32_t q);
+
+/* For a snapshot (docs/snapshot.md): the status, the negotiated features,
+ * the selectors, each queue's set-up and where its rings stand. The
+ * device must be quiescent: no chain taken and not yet returned. */
+void virtio_transport_save(const struct virtio_transport *t,
+			   struct state_out *out);
+/* Into a transport as new, what save wrote: the driver's set-up replayed
+ * through the checks its register writes meet, then, if the device was
+ * running, its start on rings that go on where they stood. Returns 0, or
+ * -EBADMSG with a line in err and the transport as new again. */
+int virtio_transport_restore(struct virtio_transport *t, struct state_in *in,
+			     char *err, size_t errlen);
 
 /* For ops->doorbells (nothing for a device with notify): queue q's
  * doorbell is a len-byte write at addr + q * stride, a port when pio;

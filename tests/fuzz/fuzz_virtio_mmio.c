@@ -34,7 +34,10 @@
  *     offset, a length byte and that many bytes (rings and buffers);
  *   4 a fake device serves the queues the guest kicked; with bit 6, its
  *     next start fails instead (as virtio-fs when it cannot start its
- *     threads). virtio-fs serves a doorbell's first requests on the
+ *     threads); with bit 7, its transport is saved as for a snapshot,
+ *     reset, and restored from what was saved with the byte at the next
+ *     byte's offset xored with the one after (0: as saved, which must
+ *     come back as it was). virtio-fs serves a doorbell's first requests on the
  *     thread that rang (here, this one) and the rest on its own threads:
  *     there the guest waits a while (up to 20 ms, three times per input at most)
  *     for every request it made available to be answered, as a driver
@@ -252,7 +255,33 @@ static void fs_wait_for_answers(void)
 struct status_write {
 	unsigned int device; /* DEVICES: none */
 	uint32_t value;
+	bool restored; /* not a write: the device was restored from a snapshot */
 };
+
+/* Fake device d's transport saved, reset and restored with one byte of
+ * the saved state changed (xor 0: none). */
+static void snapshot_round_trip(unsigned int d, uint8_t at, uint8_t xor)
+{
+	struct virtio_transport *t = &transports[d].t;
+	uint8_t status = t->status;
+	bool may_refuse = xor || (t->active && fakes[d].refuse_start); /* told to */
+	struct state_out out = {0};
+	virtio_transport_save(t, &out);
+	unsigned char *buf;
+	size_t len;
+	fuzz_assert(state_out_finish(&out, &buf, &len) == 0, "device %u: no state saved", d);
+	buf[at % len] ^= xor;
+	virtio_transport_set_status(t, 0);
+	struct state_in in = state_in(buf, len);
+	char err[256];
+	int ret = virtio_transport_restore(t, &in, err, sizeof(err));
+	fuzz_assert(may_refuse || (!ret && t->status == status),
+		    "device %u: restored as saved: %d (%s), status %#x, was %#x", d, ret,
+		    ret ? err : "", t->status, status);
+	fuzz_assert(!ret || (t->status == 0 && !t->active), "device %u: a refused restore left status %#x",
+		    d, t->status);
+	free(buf);
+}
 
 /* An aligned 32-bit write at offset off from device d's page is one to
  * Status if it lands there (maybe on a later device's page). */
@@ -300,6 +329,13 @@ static size_t run_op(const uint8_t *p, size_t left, struct status_write *w)
 		return 4 + (size_t)p[3];
 	}
 	case 4:
+		if ((op & 0x80) && d != FS_DEVICE) {
+			if (left < 3)
+				return 0;
+			snapshot_round_trip(d, p[1], p[2]);
+			*w = (struct status_write){.device = d, .restored = true};
+			return 3;
+		}
 		if (d == FS_DEVICE)
 			fs_wait_for_answers();
 		else if (op & 0x40)
@@ -339,7 +375,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (!len)
 			break;
 		for (unsigned int d = 0; d < DEVICES; d++)
-			check_device(d, status_was[d], w.device == d, w.value);
+			if (w.restored && w.device == d) /* a new start: any status */
+				check_device(d, (uint8_t)reg_read(d, VIRTIO_MMIO_STATUS), false, 0);
+			else
+				check_device(d, status_was[d], w.device == d, w.value);
 	}
 	/* The next input finds every device as new: the driver resets it. */
 	for (unsigned int d = 0; d < DEVICES; d++) {

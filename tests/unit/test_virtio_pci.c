@@ -1333,6 +1333,76 @@ static void test_bar_move_races_driver_ok(void **state)
 	expect_doorbells_only_at_io_bar(r);
 }
 
+/* --- snapshots. */
+
+static void save(struct rig *r, unsigned char **buf, size_t *len)
+{
+	struct state_out out = {0};
+	virtio_pci_save(&r->vp, &out);
+	assert_int_equal(state_out_finish(&out, buf, len), 0);
+}
+
+/* A device the driver moved, enabled and started, saved and restored into
+ * a device as new on another VM: the same registers, its shared memory
+ * and doorbells where the guest put them, its vectors live, started once;
+ * any cut of the state is refused. */
+static void test_snapshot_restore(void **state)
+{
+	struct rig *a = *state;
+	move_bar0(a, PCI_MMIO32_START + 0x4000000);
+	move_io_bar(a, 0xd000);
+	uint64_t shm = shm_bar(a) + 4 * SHM_SIZE;
+	memory_decode(a, false);
+	cfg_wr(a, PCI_BASE_ADDRESS_2, (uint32_t)shm, 4);
+	cfg_wr(a, PCI_BASE_ADDRESS_3, (uint32_t)(shm >> 32), 4);
+	memory_decode(a, true);
+	io_decode(a, true);
+	msix_entry_wr(a, 1, PCI_MSIX_ENTRY_LOWER_ADDR, 0xfee00000);
+	msix_entry_wr(a, 1, PCI_MSIX_ENTRY_DATA, 0x4041);
+	msix_entry_wr(a, 1, PCI_MSIX_ENTRY_VECTOR_CTRL, 0);
+	msix_flags(a, PCI_MSIX_FLAGS_ENABLE);
+	start(a);
+	assert_true(a->vp.t.active);
+	a->vp.t.queues[1].ring.last_avail = a->vp.t.queues[1].ring.used_idx = 3;
+	unsigned char *buf;
+	size_t len;
+	save(a, &buf, &len);
+
+	void *other;
+	assert_int_equal(setup(&other), 0);
+	struct rig *b = other;
+	char err[256];
+	for (size_t n = 0; n < len; n += 97) {
+		struct state_in in = state_in(buf, n);
+		assert_int_equal(virtio_pci_restore(&b->vp, &in, err, sizeof(err)), -EBADMSG);
+		assert_false(b->vp.t.active);
+		assert_int_equal(b->activations, 0);
+	}
+	teardown(&other);
+	assert_int_equal(setup(&other), 0);
+	b = other;
+	struct state_in in = state_in(buf, len);
+	assert_int_equal(virtio_pci_restore(&b->vp, &in, err, sizeof(err)), 0);
+	assert_true(state_in_whole(&in));
+	assert_memory_equal(b->vp.pci.cfg, a->vp.pci.cfg, PCI_CFG_SIZE);
+	b->bar0 = a->bar0; /* where the guest knows its registers are */
+	b->io_bar = a->io_bar;
+	assert_int_equal(b->activations, 1);
+	assert_int_equal(status(b), OK_STATUS | VIRTIO_CONFIG_S_DRIVER_OK);
+	assert_int_equal(b->vp.t.queues[1].ring.last_avail, 3);
+	assert_int_equal(b->vp.qvector[1], 2);
+	assert_int_equal(msix_entry_rd(b, 1, PCI_MSIX_ENTRY_DATA), 0x4041);
+	assert_true(vector_live(b, 1));
+	assert_false(vector_live(b, 0));
+	assert_int_equal(shm_bar(b), shm);
+	assert_true(memslot_at(b, shm));
+	assert_false(memslot_at(b, shm - 4 * SHM_SIZE)); /* not where it began */
+	for (uint32_t q = 0; q < NR_QUEUES; q++)
+		assert_true(doorbell_at(b, 0xd000, q));
+	teardown(&other);
+	free(buf);
+}
+
 /* --- the life cycle's cases shared with virtio-mmio. */
 
 static void lc_set_status(void *r, uint8_t s)
@@ -1415,6 +1485,7 @@ int main(void)
 		PCI_TEST(test_hostile_after_driver_ok),
 		PCI_TEST(test_hostile_config_space),
 		PCI_TEST(test_bar_move_races_driver_ok),
+		PCI_TEST(test_snapshot_restore),
 		LIFECYCLE_TESTS(PCI_TEST),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -16,6 +16,7 @@
 #include <linux/virtio_config.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -288,6 +289,65 @@ static void test_lifecycle_kicks(void **state)
 	lc_reset(r);
 }
 
+/* What save wrote (buf, len) restored into the rig's transport, as new. */
+static int lc_restore(const struct lifecycle_rig *r, const unsigned char *buf,
+		      size_t len, char *err, size_t errlen)
+{
+	struct state_in in = state_in(buf, len);
+	int ret = virtio_transport_restore(r->t, &in, err, errlen);
+	return ret ? ret : state_in_whole(&in) ? 0 : -EMSGSIZE;
+}
+
+/* A running device saved, reset and restored starts again where its rings
+ * stood; what is cut short or refused by the device's rules leaves it new. */
+static void test_lifecycle_snapshot(void **state)
+{
+	const struct lifecycle_rig rig = lifecycle_rig(*state), *r = &rig;
+	lc_start(r);
+	struct split_ring *ring = &r->t->queues[1].ring;
+	ring->last_avail = ring->used_idx = 7; /* seven requests answered */
+	lc_select_queue(r->guest, 1);
+	struct state_out out = {0};
+	virtio_transport_save(r->t, &out);
+	unsigned char *buf;
+	size_t len;
+	assert_int_equal(state_out_finish(&out, &buf, &len), 0);
+	lc_reset(r);
+	unsigned int activations = *r->activations;
+	char err[256];
+	for (size_t n = 0; n < len; n++) {
+		assert_int_equal(lc_restore(r, buf, n, err, sizeof(err)), -EBADMSG);
+		lc_expect_new(r);
+	}
+	assert_int_equal(*r->activations, activations);
+
+	assert_int_equal(lc_restore(r, buf, len, err, sizeof(err)), 0);
+	assert_int_equal(*r->activations, activations + 1);
+	assert_true(r->t->active);
+	assert_int_equal(lc_status(r->guest), LC_DRIVER_OK);
+	assert_int_equal(r->t->queue_select, 1);
+	assert_int_equal(r->t->driver_features, r->t->dev->features);
+	assert_int_equal(ring->size, 64);
+	assert_int_equal(ring->last_avail, 7);
+	assert_int_equal(ring->used_idx, 7);
+	assert_int_equal(r->t->rings[1].used, 0x20000 + 0x8000);
+	lc_reset(r);
+
+	/* Features the device never offered, rings outside RAM: refused
+	 * as the driver's own writes are, and nothing starts. */
+	const size_t features_at = 2 + 1 + 1 + 4 + 4 + 4;
+	buf[features_at + 7] ^= 0x40;
+	assert_int_equal(lc_restore(r, buf, len, err, sizeof(err)), -EBADMSG);
+	lc_expect_new(r);
+	buf[features_at + 7] ^= 0x40;
+	const size_t queue1_desc = features_at + 8 + (2 + 1 + 3 * 8 + 3 * 2 + 1) + 2 + 1;
+	buf[queue1_desc + 5] = 1; /* past RAM: map_rings refuses at the start */
+	assert_int_equal(lc_restore(r, buf, len, err, sizeof(err)), -EBADMSG);
+	lc_expect_new(r);
+	assert_int_equal(*r->activations, activations + 1);
+	free(buf);
+}
+
 #define LIFECYCLE_TESTS(wrap)                                  \
 	wrap(test_lifecycle_start_and_reset),                  \
 	wrap(test_lifecycle_refuses_features),                 \
@@ -296,6 +356,7 @@ static void test_lifecycle_kicks(void **state)
 	wrap(test_lifecycle_bad_rings_need_reset),             \
 	wrap(test_lifecycle_device_refuses_start),             \
 	wrap(test_lifecycle_no_start_after_failed),            \
-	wrap(test_lifecycle_kicks)
+	wrap(test_lifecycle_kicks),                            \
+	wrap(test_lifecycle_snapshot)
 
 #endif
