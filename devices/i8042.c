@@ -107,3 +107,26 @@ static int i8042_add(struct machine *m)
 static const struct device_type i8042_type = {.name = "i8042",
 					      .add = i8042_add};
 DEVICE_REGISTER(i8042_type);
+
+void i8042_save(struct i8042 *kbc, struct state_out *out)
+{
+	pthread_mutex_lock(&kbc->lock);
+	const uint8_t state[] = {kbc->ctr, kbc->out, kbc->out_full, kbc->pending_cmd};
+	state_put(out, state, sizeof(state));
+	pthread_mutex_unlock(&kbc->lock);
+}
+
+int i8042_restore(struct i8042 *kbc, struct state_in *in)
+{
+	uint8_t state[4];
+	state_get(in, state, sizeof(state));
+	if (in->short_read)
+		return -EBADMSG;
+	pthread_mutex_lock(&kbc->lock);
+	kbc->ctr = state[0];
+	kbc->out = state[1];
+	kbc->out_full = state[2] != 0;
+	kbc->pending_cmd = state[3];
+	pthread_mutex_unlock(&kbc->lock);
+	return 0;
+}

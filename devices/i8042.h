@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/state_blob.h"
+
 #define I8042_DATA_PORT 0x60
 #define I8042_CMD_PORT 0x64
 
@@ -27,5 +29,10 @@ void i8042_data_io(void *opaque, uint64_t offset, bool is_write,
 		   uint8_t *data, unsigned int size);
 void i8042_cmd_io(void *opaque, uint64_t offset, bool is_write, uint8_t *data,
 		  unsigned int size);
+
+/* For a snapshot: the configuration byte, the output buffer and a
+ * command waiting for its data. */
+void i8042_save(struct i8042 *kbc, struct state_out *out);
+int i8042_restore(struct i8042 *kbc, struct state_in *in);
 
 #endif

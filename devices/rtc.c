@@ -104,3 +104,28 @@ static int rtc_add(struct machine *m)
 
 static const struct device_type rtc_type = {.name = "rtc", .add = rtc_add};
 DEVICE_REGISTER(rtc_type);
+
+void rtc_save(struct rtc *rtc, struct state_out *out)
+{
+	pthread_mutex_lock(&rtc->lock);
+	state_put_u8(out, rtc->index);
+	state_put(out, rtc->cmos, sizeof(rtc->cmos));
+	pthread_mutex_unlock(&rtc->lock);
+}
+
+int rtc_restore(struct rtc *rtc, struct state_in *in)
+{
+	uint8_t index = state_get_u8(in);
+	uint8_t cmos[RTC_CMOS_SIZE];
+	state_get(in, cmos, sizeof(cmos));
+	if (in->short_read)
+		return -EBADMSG;
+	pthread_mutex_lock(&rtc->lock);
+	rtc->index = index % RTC_CMOS_SIZE;
+	/* C and D are the chip's, which no write changes. */
+	cmos[RTC_REG_C] = rtc->cmos[RTC_REG_C];
+	cmos[RTC_REG_D] = rtc->cmos[RTC_REG_D];
+	memcpy(rtc->cmos, cmos, sizeof(cmos));
+	pthread_mutex_unlock(&rtc->lock);
+	return 0;
+}

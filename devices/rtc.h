@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/state_blob.h"
+
 #define RTC_PORT 0x70
 #define RTC_NR_PORTS 2
 #define RTC_CMOS_SIZE 128
@@ -20,5 +22,10 @@ struct rtc {
 void rtc_init(struct rtc *rtc);
 void rtc_io(void *opaque, uint64_t offset, bool is_write, uint8_t *data,
 	    unsigned int size);
+
+/* For a snapshot: the index and the CMOS bytes (the time registers are
+ * the host's clock's whenever read, so a restored guest reads now). */
+void rtc_save(struct rtc *rtc, struct state_out *out);
+int rtc_restore(struct rtc *rtc, struct state_in *in);
 
 #endif

@@ -197,3 +197,41 @@ size_t serial_receive(struct serial *s, const uint8_t *buf, size_t len)
 	pthread_mutex_unlock(&s->lock);
 	return n;
 }
+
+void serial_save(struct serial *s, struct state_out *out)
+{
+	pthread_mutex_lock(&s->lock);
+	const uint8_t regs[] = {s->ier, s->lcr, s->mcr, s->lsr_err, s->msr,
+				s->scr, s->dll, s->dlm, s->fcr, s->thr_irq};
+	state_put(out, regs, sizeof(regs));
+	state_put_u32(out, (uint32_t)s->rx_len);
+	for (size_t i = 0; i < s->rx_len; i++)
+		state_put_u8(out, s->rx[(s->rx_head + i) % SERIAL_RX_SIZE]);
+	pthread_mutex_unlock(&s->lock);
+}
+
+int serial_restore(struct serial *s, struct state_in *in)
+{
+	uint8_t regs[10];
+	state_get(in, regs, sizeof(regs));
+	uint32_t rx_len = state_get_u32(in);
+	if (in->short_read || rx_len > SERIAL_RX_SIZE || rx_len > in->left)
+		return -EBADMSG;
+	pthread_mutex_lock(&s->lock);
+	s->ier = regs[0] & 0x0f; /* the bits a write keeps */
+	s->lcr = regs[1];
+	s->mcr = regs[2] & 0x1f;
+	s->lsr_err = regs[3];
+	s->msr = regs[4];
+	s->scr = regs[5];
+	s->dll = regs[6];
+	s->dlm = regs[7];
+	s->fcr = regs[8];
+	s->thr_irq = regs[9] != 0;
+	s->rx_head = 0;
+	state_get(in, s->rx, rx_len);
+	s->rx_len = rx_len;
+	serial_update_irq(s);
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/state_blob.h"
+
 #define SERIAL_COM1_BASE 0x3f8
 #define SERIAL_COM1_IRQ 4
 #define SERIAL_COM2_BASE 0x2f8
@@ -41,5 +43,11 @@ void serial_io(void *opaque, uint64_t offset, bool is_write, uint8_t *data,
 /* Queues received bytes; returns how many fit. */
 size_t serial_receive(struct serial *s, const uint8_t *buf, size_t len);
 size_t serial_rx_space(struct serial *s);
+
+/* For a snapshot: the registers, what the receiver holds, the line's
+ * level. restore (on a UART as new) raises the line again if it was
+ * up; -EBADMSG for state cut short or a receiver past its size. */
+void serial_save(struct serial *s, struct state_out *out);
+int serial_restore(struct serial *s, struct state_in *in);
 
 #endif

@@ -1,5 +1,7 @@
 /* Unit tests for devices/i8042: self-test, configuration byte and the reset command. */
+#include <errno.h>
 #include <setjmp.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -111,6 +113,32 @@ static void test_pulse_reset_calls_on_reset(void **state)
 	assert_int_equal(resets_of(kbc), 2);
 }
 
+/* Saved between a command and its data byte, restored into a controller
+ * as new: the byte completes the command there; cut short: refused. */
+static void test_snapshot_restore(void **state)
+{
+	struct i8042 *kbc = *state;
+	command(kbc, CMD_WRITE_CTR);
+	struct state_out o = {0};
+	i8042_save(kbc, &o);
+	unsigned char *buf;
+	size_t len;
+	assert_int_equal(state_out_finish(&o, &buf, &len), 0);
+	static struct i8042 other;
+	i8042_init(&other, NULL, NULL);
+	for (size_t n = 0; n < len; n++) {
+		struct state_in cut = state_in(buf, n);
+		assert_int_equal(i8042_restore(&other, &cut), -EBADMSG);
+	}
+	struct state_in whole = state_in(buf, len);
+	assert_int_equal(i8042_restore(&other, &whole), 0);
+	assert_true(state_in_whole(&whole));
+	put_data(&other, 0x45);
+	command(&other, CMD_READ_CTR);
+	assert_int_equal(get_data(&other), 0x45);
+	free(buf);
+}
+
 static void test_reset_without_callback(void **state)
 {
 	(void)state;
@@ -130,6 +158,7 @@ int main(void)
 				       setup_kbc),
 		cmocka_unit_test_setup(test_pulse_reset_calls_on_reset, setup_kbc),
 		cmocka_unit_test(test_reset_without_callback),
+		cmocka_unit_test_setup(test_snapshot_restore, setup_kbc),
 	};
 	return cmocka_run_group_tests(i8042, NULL, NULL);
 }

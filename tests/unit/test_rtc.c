@@ -1,4 +1,5 @@
 /* Unit tests for devices/rtc: CMOS index/data ports, status registers and live BCD time. */
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -134,6 +135,41 @@ static void test_scratch_cmos_round_trip(void **state)
 	assert_int_equal(read_reg(REG_B), 0x06);
 }
 
+/* Saved and restored into a chip as new: its CMOS bytes and index, the
+ * time still the host's now; C and D stay the chip's; cut short: refused. */
+static void test_snapshot_restore(void **state)
+{
+	(void)state;
+	write_reg(0x40, 0x5a);
+	write_reg(REG_B, 0x06);
+	select_reg(0x40);
+	struct state_out o = {0};
+	rtc_save(&dev, &o);
+	unsigned char *buf;
+	size_t len;
+	assert_int_equal(state_out_finish(&o, &buf, &len), 0);
+	buf[1 + REG_C] = 0xff;
+	buf[1 + REG_D] = 0;
+	rtc_init(&dev);
+	for (size_t n = 0; n < len; n++) {
+		struct state_in cut = state_in(buf, n);
+		assert_int_equal(rtc_restore(&dev, &cut), -EBADMSG);
+	}
+	assert_int_equal(read_reg(0x40), 0);
+	struct state_in whole = state_in(buf, len);
+	assert_int_equal(rtc_restore(&dev, &whole), 0);
+	assert_true(state_in_whole(&whole));
+	uint8_t v;
+	rtc_io(&dev, 1, false, &v, 1); /* at the saved index */
+	assert_int_equal(v, 0x5a);
+	assert_int_equal(read_reg(REG_B), 0x06);
+	assert_int_equal(read_reg(REG_C), 0);
+	assert_int_equal(read_reg(REG_D), 0x80);
+	write_reg(REG_B, 0x02);
+	assert_true(clock_close_to_now());
+	free(buf);
+}
+
 static void test_index_masks_to_7_bits(void **state)
 {
 	(void)state;
@@ -163,6 +199,7 @@ int main(void)
 		cmocka_unit_test_setup(test_scratch_cmos_round_trip, setup_rtc),
 		cmocka_unit_test_setup(test_index_masks_to_7_bits, setup_rtc),
 		cmocka_unit_test_setup(test_index_port_reads_ff, setup_rtc),
+		cmocka_unit_test_setup(test_snapshot_restore, setup_rtc),
 	};
 	return cmocka_run_group_tests(rtc, NULL, NULL);
 }
