@@ -277,10 +277,13 @@ test: fsvm $(BUILD)/fsvm.1 $(filter-out $(UNIT_KVM_BINS),$(UNIT_ALL_BINS)) \
 integration: fsvm guest guest-microvm guest-modular
 	FSVM_FUZZ_SECONDS=$(FUZZ_CHECK_SECONDS) tests/integration/run-all $(INTEGRATION_KVM)
 
+# The builds on the way use every CPU (a fresh clone compiles some 200
+# test binaries); the tests themselves run one at a time.
+NPROC := $(shell nproc)
 check: deps
-	@$(MAKE) --no-print-directory test
-	@$(MAKE) --no-print-directory $(UNIT_KVM_BINS) $(FUZZ_KVM_BINS)
-	@$(MAKE) --no-print-directory integration \
+	@$(MAKE) --no-print-directory -j$(NPROC) test
+	@$(MAKE) --no-print-directory -j$(NPROC) $(UNIT_KVM_BINS) $(FUZZ_KVM_BINS)
+	@$(MAKE) --no-print-directory -j$(NPROC) integration \
 		INTEGRATION_KVM="$(addprefix --unit ,$(UNIT_KVM_BINS)) $(addprefix --fuzz ,$(FUZZ_KVM_BINS))"
 
 run: deps
