@@ -380,7 +380,8 @@ static int reopen_handle(const struct restore *r, const struct inode *inode,
 	return fd >= 0 || out_of_resources(fd) ? fd : -1;
 }
 
-/* A handle's flags as a handle's of this type may be, or -1. */
+/* A handle's flags as a handle's of this file may be, or -1. A sealed
+ * node is never open: a handle would list what it hides. */
 static int handle_flags(uint32_t saved, const struct inode *inode)
 {
 	int flags = (int)(saved & ~(uint32_t)REOPEN_DROPPED);
@@ -389,7 +390,8 @@ static int handle_flags(uint32_t saved, const struct inode *inode)
 	if (is_dir ? flags != DIR_FLAGS
 	    : (flags & ~FILE_FLAGS) || (flags & O_ACCMODE) == O_ACCMODE)
 		return -1;
-	if (inode && inode->type != (is_dir ? S_IFDIR : S_IFREG))
+	if (inode && (inode->type != (is_dir ? S_IFDIR : S_IFREG) ||
+		      (inode->entry.id & INODE_SEALED)))
 		return -1;
 	return flags;
 }

@@ -436,6 +436,8 @@ static void h_inode(uint64_t id, uint64_t nlookup, const struct stat *st,
 	h_put(path, path_len);
 }
 
+#define HANDLE_LEN 20 /* bytes of a handle's record */
+
 static void h_handle(uint64_t fh, uint64_t nodeid, uint32_t flags)
 {
 	h64(fh);
@@ -625,6 +627,24 @@ static void sealed_nodes_come_back_sealed(void **state)
 	assert_int_equal(attr.mode, S_IFDIR | 0555);
 	assert_int_equal(fx_lookup(f, sys, "kernel", &e), -ENOENT);
 	assert_int_equal(fx_opendir(f, sys, &(uint64_t){0}), -EACCES);
+
+	/* Nor may a blob open it: the handle would list sysfs. */
+	char err[256];
+	struct stat st;
+	struct fuse_server *srv = new_server(f);
+
+	assert_int_equal(lstat(fx_path(f, "sys"), &st), 0);
+	h_header(1, 100, 100, 1, 1);
+	h_inode(sys, 1, &st, 0, "sys", 3);
+	h_handle(7, sys, O_RDONLY | O_DIRECTORY);
+	assert_int_equal(fuse_server_restore_state(srv, hand, hand_len, err,
+						   sizeof(err)), -EBADMSG);
+	assert_int_equal(fuse_server_restore_state(srv, hand, hand_len - HANDLE_LEN,
+						   err, sizeof(err)), -EBADMSG);
+	hand[44] = 0; /* no handle */
+	assert_int_equal(fuse_server_restore_state(srv, hand, hand_len - HANDLE_LEN,
+						   err, sizeof(err)), 0);
+	fuse_server_destroy(srv);
 	assert_int_equal(umount2(fx_path(f, "sys"), MNT_DETACH), 0);
 	/* Unmounted: the folder beneath is another file. */
 	save_and_swap(f, &old);
