@@ -19,6 +19,7 @@
 #define STATE_MAGIC_LEN 8
 #define STATE_VERSION 1
 #define HEADER_SIZE 48
+#define COUNTS_AT 40 /* in the header: inodes, then handles */
 #define INODE_SIZE 44 /* before its path */
 #define HANDLE_SIZE 20
 
@@ -62,12 +63,17 @@ static void put(struct writer *w, const void *p, size_t n)
 	w->len += n;
 }
 
+static void store32(unsigned char *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
 static void put32(struct writer *w, uint32_t v)
 {
 	unsigned char b[4];
 
-	for (int i = 0; i < 4; i++)
-		b[i] = (unsigned char)(v >> (8 * i));
+	store32(b, v);
 	put(w, b, sizeof(b));
 }
 
@@ -94,8 +100,7 @@ static bool path_ok(const char *path, size_t len)
 	return true;
 }
 
-/* The file open at fd (O_PATH), opened again by its relative path from
- * the root: whether it is the file with stat *want. */
+/* Whether path, opened from the root, is the file with stat *want. */
 static bool path_names(const struct fuse_server *srv, const char *path,
 		       const struct stat *want)
 {
@@ -112,8 +117,9 @@ static bool path_names(const struct fuse_server *srv, const char *path,
 struct save {
 	struct fuse_server *srv;
 	struct writer *w;
-	const char *root; /* the root's host path, "/" for none */
+	const char *root; /* the root's path on the host */
 	size_t root_len;
+	uint32_t inodes, handles; /* records written */
 };
 
 /* The path of the inode's file below the root, into path (PATH_MAX
@@ -146,12 +152,13 @@ static size_t path_of(const struct save *s, const struct inode *inode,
 
 static int save_inode(struct id_entry *e, void *arg)
 {
-	const struct save *s = arg;
+	struct save *s = arg;
 	struct inode *inode = ID_ENTRY_OWNER(e, struct inode, entry);
 	char path[PATH_MAX];
 
 	if (e->pinned)
 		return 0; /* root: the share's own */
+	s->inodes++;
 	size_t len = inode->fd >= 0 ? path_of(s, inode, path) : 0;
 
 	put64(s->w, e->id);
@@ -169,11 +176,12 @@ static int save_inode(struct id_entry *e, void *arg)
  * up to open it, found by the file's (dev, ino). */
 static int save_handle(struct id_entry *e, void *arg)
 {
-	const struct save *s = arg;
+	struct save *s = arg;
 	struct handle *h = ID_ENTRY_OWNER(e, struct handle, entry);
 	struct stat st;
 	uint64_t nodeid = 0;
 
+	s->handles++;
 	if (h->fd >= 0 && !fstat(h->fd, &st))
 		nodeid = inode_table_find(&s->srv->inodes, &st);
 	put64(s->w, e->id);
@@ -204,14 +212,15 @@ int fuse_server_save_state(struct fuse_server *srv, unsigned char **buf,
 	put64(&w, atomic_load(&srv->flags));
 	put64(&w, id_table_next_id(&srv->inodes.ids));
 	put64(&w, id_table_next_id(&srv->handles.ids));
-	put32(&w, (uint32_t)(inode_table_count(&srv->inodes) - 1));
-	put32(&w, (uint32_t)handle_table_count(&srv->handles));
+	put64(&w, 0); /* the counts, once known */
 	id_table_each(&srv->inodes.ids, save_inode, &s);
 	id_table_each(&srv->handles.ids, save_handle, &s);
 	if (w.err) {
 		free(w.buf);
 		return w.err;
 	}
+	store32(w.buf + COUNTS_AT, s.inodes);
+	store32(w.buf + COUNTS_AT + 4, s.handles);
 	*buf = w.buf;
 	*len = w.len;
 	return 0;
@@ -461,8 +470,8 @@ static int restore_header(struct restore *r, struct reader *in,
 	r->flags = flags;
 	r->next_node = le64(p + 24);
 	r->next_fh = le64(p + 32);
-	*inodes = le32(p + 40);
-	*handles = le32(p + 44);
+	*inodes = le32(p + COUNTS_AT);
+	*handles = le32(p + COUNTS_AT + 4);
 	if ((session & ~SESSION_INITIALIZED) ||
 	    (!r->initialized && (flags || *inodes || *handles)))
 		return fail(r, -EBADMSG, "session %#x with flags %#llx and %u inodes, %u handles",
