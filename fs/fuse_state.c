@@ -279,6 +279,17 @@ static int fail(const struct restore *r, int code, const char *fmt, ...)
 	return code;
 }
 
+/* What a table said to a record put back under its id: 0, or the line. */
+static int added(const struct restore *r, int err, const char *what,
+		 uint64_t id)
+{
+	if (err == -EEXIST)
+		return fail(r, -EBADMSG, "%s %#llx: its id or its file is another's",
+			    what, (unsigned long long)id);
+	return err ? fail(r, err, "%s %#llx: %s", what, (unsigned long long)id,
+			  strerror(-err)) : 0;
+}
+
 /* Failures of the host's resources, not of a file: these fail the
  * restore, where anything else only makes the file stale. */
 static bool out_of_resources(int err)
@@ -363,16 +374,8 @@ static int restore_inode(struct restore *r, struct reader *in, uint32_t i)
 	if (fd < -1)
 		return fail(r, fd, "node %#llx: %s", (unsigned long long)nodeid,
 			    strerror(-fd));
-	int err = inode_table_restore(&r->srv->inodes, nodeid, nlookup, fd, &st,
-				      kind);
-
-	if (err == -EEXIST)
-		return fail(r, -EBADMSG, "node %#llx: its id or its file is another node's",
-			    (unsigned long long)nodeid);
-	if (err)
-		return fail(r, err, "node %#llx: %s", (unsigned long long)nodeid,
-			    strerror(-err));
-	return 0;
+	return added(r, inode_table_restore(&r->srv->inodes, nodeid, nlookup,
+					    fd, &st, kind), "node", nodeid);
 }
 
 /* The handle's file opened again through its inode, as OPEN and OPENDIR
@@ -439,15 +442,8 @@ static int restore_handle(struct restore *r, struct reader *in, uint32_t i)
 	if (fd < -1)
 		return fail(r, fd, "fh %#llx: %s", (unsigned long long)fh,
 			    strerror(-fd));
-	int err = handle_table_restore(&r->srv->handles, fh, fd, flags, kind);
-
-	if (err == -EEXIST)
-		return fail(r, -EBADMSG, "fh %#llx is given twice",
-			    (unsigned long long)fh);
-	if (err)
-		return fail(r, err, "fh %#llx: %s", (unsigned long long)fh,
-			    strerror(-err));
-	return 0;
+	return added(r, handle_table_restore(&r->srv->handles, fh, fd, flags,
+					     kind), "fh", fh);
 }
 
 /* The header: the session and how many records follow, checked against

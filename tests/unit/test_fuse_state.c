@@ -551,32 +551,31 @@ static void hand_made_bad_records(void **state)
 	h_inode(6, 1, &st, 0, "f", 1);
 	expect_refused(f, -EBADMSG, "a file twice");
 
-	/* Handles. */
-	h_good(&st, 5, "f", 1);
-	h_handle(0, 5, O_RDONLY);
-	expect_refused(f, -EBADMSG, "fh 0");
-	h_good(&st, 5, "f", 1);
-	h_handle(100, 5, O_RDONLY);
-	expect_refused(f, -EBADMSG, "fh past the next");
-	h_good(&st, 5, "f", 2);
-	h_handle(7, 5, O_RDONLY);
-	h_handle(7, 5, O_RDWR);
-	expect_refused(f, -EBADMSG, "fh twice");
-	h_good(&st, 5, "f", 1);
-	h_handle(7, 6, O_RDONLY);
-	expect_refused(f, -EBADMSG, "a node not in the state");
-	h_good(&st, 5, "f", 1);
-	h_handle(7, 5, O_RDONLY | O_DIRECTORY);
-	expect_refused(f, -EBADMSG, "a file opened as a directory");
-	h_good(&st, 5, "f", 1);
-	h_handle(7, FUSE_ROOT_ID, O_RDONLY);
-	expect_refused(f, -EBADMSG, "a directory opened as a file");
-	h_good(&st, 5, "f", 1);
-	h_handle(7, 5, O_RDONLY | O_PATH);
-	expect_refused(f, -EBADMSG, "O_PATH");
-	h_good(&st, 5, "f", 1);
-	h_handle(7, 5, O_ACCMODE);
-	expect_refused(f, -EBADMSG, "access mode 3");
+	/* Handles: after the file f (node 5), one or two of these. */
+	const struct {
+		uint64_t fh, nodeid;
+		uint32_t flags;
+		const char *what;
+	} bad_handles[] = {
+		{ 0, 5, O_RDONLY, "fh 0" },
+		{ 100, 5, O_RDONLY, "fh past the next" },
+		{ 7, 6, O_RDONLY, "a node not in the state" },
+		{ 7, 5, O_RDONLY | O_DIRECTORY, "a file opened as a directory" },
+		{ 7, FUSE_ROOT_ID, O_RDONLY, "a directory opened as a file" },
+		{ 7, 5, O_RDONLY | O_PATH, "O_PATH" },
+		{ 7, 5, O_ACCMODE, "access mode 3" },
+		{ 7, 5, O_RDWR, "fh twice" }, /* after fh 7 read-only */
+	};
+	for (size_t i = 0; i < ARRAY_LEN(bad_handles); i++) {
+		bool twice = i == ARRAY_LEN(bad_handles) - 1;
+
+		h_good(&st, 5, "f", twice ? 2 : 1);
+		if (twice)
+			h_handle(7, 5, O_RDONLY);
+		h_handle(bad_handles[i].fh, bad_handles[i].nodeid,
+			 bad_handles[i].flags);
+		expect_refused(f, -EBADMSG, bad_handles[i].what);
+	}
 	h_good(&st, 5, "f", 1);
 	h_handle(7, 5, O_RDONLY);
 	hand_len--;
