@@ -10,7 +10,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-int confine_open_child(int dirfd, const char *name, int flags, mode_t mode)
+/* openat2 below dirfd, never through a symlink or magic link; an fd or
+ * -1 with errno set. */
+static long open_beneath(int dirfd, const char *path, int flags, mode_t mode)
 {
 	struct open_how how = {
 		.flags = (unsigned)(flags | O_NOFOLLOW | O_CLOEXEC),
@@ -19,12 +21,24 @@ int confine_open_child(int dirfd, const char *name, int flags, mode_t mode)
 		.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS |
 			   RESOLVE_NO_SYMLINKS,
 	};
-	long fd = syscall(SYS_openat2, dirfd, name, &how, sizeof(how));
+	return syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+}
+
+int confine_open_child(int dirfd, const char *name, int flags, mode_t mode)
+{
+	long fd = open_beneath(dirfd, name, flags, mode);
 
 	/* Kernels before 5.6 (and valgrind) lack openat2. For one component,
 	 * which is all the guest may name, O_NOFOLLOW is the same guard. */
 	if (fd < 0 && errno == ENOSYS && !strchr(name, '/'))
-		fd = openat(dirfd, name, (int)how.flags, (mode_t)how.mode);
+		fd = openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC, mode);
+	return fd < 0 ? -errno : (int)fd;
+}
+
+int confine_open_path(int dirfd, const char *path, int flags)
+{
+	long fd = open_beneath(dirfd, path, flags, 0);
+
 	return fd < 0 ? -errno : (int)fd;
 }
 

@@ -11,6 +11,11 @@
  * itself (with O_PATH|O_NOFOLLOW) or refused. Returns an fd or -errno. */
 int confine_open_child(int dirfd, const char *name, int flags, mode_t mode);
 
+/* As confine_open_child, for a relative path of any number of components
+ * (none of them a symlink), and never without openat2 (-ENOSYS): a path
+ * that walks needs RESOLVE_BENEATH to stay below dirfd. */
+int confine_open_path(int dirfd, const char *path, int flags);
+
 /* Opens the file an O_PATH fd names, for I/O, through proc_fd (an open
  * /proc/self/fd): the path is the fd itself, so nothing is resolved anew.
  * The caller refuses symlinks first. Returns an fd or -errno. */

@@ -69,7 +69,7 @@ int fuse_setupmapping(struct fuse_req *req)
 	struct handle *h = fuse_handle(req, in->fh);
 
 	if (!h)
-		return -EBADF;
+		return fuse_handle_missing(req, in->fh);
 	int err;
 
 	if (h->is_dir)

@@ -29,8 +29,8 @@ int fuse_opendir(struct fuse_req *req)
 	struct fuse_open_out out = {
 		.open_flags = req->srv->cache == FUSE_CACHE_ALWAYS ? FOPEN_CACHE_DIR : 0,
 	};
-	int err = handle_table_add(&req->srv->handles, fd, false, true, kind,
-				   &out.fh);
+	int err = handle_table_add(&req->srv->handles, fd, O_RDONLY | O_DIRECTORY,
+				   kind, &out.fh);
 
 	return err ? err : fuse_reply(req, &out, sizeof(out));
 }
@@ -118,7 +118,7 @@ static int read_dir(struct fuse_req *req, bool plus)
 	struct handle *h = fuse_handle(req, in->fh);
 
 	if (!h)
-		return -EBADF;
+		return fuse_handle_missing(req, in->fh);
 	if (!h->is_dir) {
 		fuse_put_handle(req, h);
 		return -ENOTDIR;

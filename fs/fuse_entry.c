@@ -135,7 +135,7 @@ int fuse_getattr(struct fuse_req *req)
 		struct handle *h = fuse_handle(req, in->fh);
 
 		if (!h)
-			return -EBADF;
+			return fuse_handle_missing(req, in->fh);
 		err = fstat(h->fd, &st) ? -errno : 0;
 		kind = h->kind;
 		fuse_put_handle(req, h);
@@ -273,7 +273,7 @@ int fuse_setattr(struct fuse_req *req)
 		h = fuse_handle(req, in->fh);
 		if (!h) {
 			fuse_put_inode(req, inode);
-			return -EBADF;
+			return fuse_handle_missing(req, in->fh);
 		}
 	}
 	err = apply_setattr(req, inode, h, in);

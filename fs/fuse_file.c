@@ -66,28 +66,26 @@ int fuse_kill_suidgid(int fd)
 	return fchmod(fd, st.st_mode & 07777 & ~kill) ? -errno : 0;
 }
 
-/* Opens a regular file the guest names by inode, for I/O. Anything else
- * the guest opens itself: directories with OPENDIR, device nodes, FIFOs
- * and sockets in its own kernel, so refusing them keeps host devices out
- * of reach and a FIFO from blocking us. */
-static int reopen_regular(struct fuse_req *req, int fd, mode_t type, int flags)
+/* Anything but a regular file the guest opens itself: directories with
+ * OPENDIR, device nodes, FIFOs and sockets in its own kernel, so refusing
+ * them keeps host devices out of reach and a FIFO from blocking us. */
+int fuse_open_regular(struct fuse_server *srv, int fd, mode_t type, int flags)
 {
 	if (type != S_IFREG)
 		return type == S_IFDIR ? -EISDIR : type == S_IFLNK ? -ELOOP : -EACCES;
-	int r = confine_reopen(req->srv->proc_fd, fd, flags);
+	int r = confine_reopen(srv->proc_fd, fd, flags);
 	/* The guest's exec asks for O_NOATIME, which only a file's owner (or
 	 * root) may: for anyone else's file atime is the host's to keep. */
 	if (r == -EPERM && (flags & O_NOATIME))
-		r = confine_reopen(req->srv->proc_fd, fd, flags & ~O_NOATIME);
+		r = confine_reopen(srv->proc_fd, fd, flags & ~O_NOATIME);
 	return r;
 }
 
-static int add_handle(struct fuse_req *req, int fd, bool writable,
+static int add_handle(struct fuse_req *req, int fd, int flags,
 		      enum host_fs_kind kind, struct fuse_open_out *out)
 {
 	*out = (struct fuse_open_out){ .open_flags = open_reply_flags(req->srv) };
-	return handle_table_add(&req->srv->handles, fd, writable, false, kind,
-				&out->fh);
+	return handle_table_add(&req->srv->handles, fd, flags, kind, &out->fh);
 }
 
 int fuse_open(struct fuse_req *req)
@@ -100,8 +98,8 @@ int fuse_open(struct fuse_req *req)
 
 	if (!inode)
 		return -ESTALE;
-	int fd = reopen_regular(req, inode->fd, inode->type,
-				host_open_flags(req->srv, in->flags));
+	int flags = host_open_flags(req->srv, in->flags);
+	int fd = fuse_open_regular(req->srv, inode->fd, inode->type, flags);
 	enum host_fs_kind kind = inode->kind;
 
 	fuse_put_inode(req, inode);
@@ -117,7 +115,7 @@ int fuse_open(struct fuse_req *req)
 		close(fd);
 		return err;
 	}
-	err = add_handle(req, fd, opens_for_writing(in->flags), kind, &out);
+	err = add_handle(req, fd, flags, kind, &out);
 	return err ? err : fuse_reply(req, &out, sizeof(out));
 }
 
@@ -127,12 +125,11 @@ struct create_reply {
 	struct fuse_open_out open;
 };
 
-/* Files fd (open, taken over) under a handle and counts a lookup of it;
- * a file we created (as name in dir, or nameless: NULL) first gets the
- * caller's owner and mode, or goes again. */
+/* Files fd (open with flags, taken over) under a handle and counts a
+ * lookup of it; a file we created (as name in dir, or nameless: NULL)
+ * first gets the caller's owner and mode, or goes again. */
 static int reply_create(struct fuse_req *req, struct inode *dir, int fd,
-			bool created, const char *name, mode_t mode,
-			bool writable)
+			int flags, bool created, const char *name, mode_t mode)
 {
 	struct create_reply out;
 	struct stat st;
@@ -155,7 +152,7 @@ static int reply_create(struct fuse_req *req, struct inode *dir, int fd,
 		close(fd);
 		return kind;
 	}
-	err = add_handle(req, fd, writable, kind, &out.open);
+	err = add_handle(req, fd, flags, kind, &out.open);
 	if (err) {
 		close(path_fd);
 		return err;
@@ -186,7 +183,7 @@ static int open_existing(struct fuse_req *req, struct inode *dir,
 	int kind = err ? err : fuse_file_kind(dir->dev, dir->kind, path_fd, &st);
 	int fd = kind < 0 ? kind
 		 : kind == HOST_FS_PSEUDO ? -EACCES
-		 : reopen_regular(req, path_fd, st.st_mode & S_IFMT, flags);
+		 : fuse_open_regular(req->srv, path_fd, st.st_mode & S_IFMT, flags);
 
 	close(path_fd);
 	return fd;
@@ -220,14 +217,14 @@ int fuse_create(struct fuse_req *req)
 	if (err)
 		return err;
 	mode_t mode = in->mode & ~in->umask & 07777;
-	int fd = create_or_open(req, dir, name, host_open_flags(req->srv, in->flags),
-				mode, in->flags & O_EXCL, &created);
+	int flags = host_open_flags(req->srv, in->flags);
+	int fd = create_or_open(req, dir, name, flags, mode, in->flags & O_EXCL,
+				&created);
 
 	if (fd < 0)
 		err = fd;
 	else
-		err = reply_create(req, dir, fd, created, name, mode,
-				   opens_for_writing(in->flags));
+		err = reply_create(req, dir, fd, flags, created, name, mode);
 	fuse_put_inode(req, dir);
 	return err;
 }
@@ -242,15 +239,14 @@ int fuse_tmpfile(struct fuse_req *req)
 	if (!dir)
 		return -ESTALE;
 	mode_t mode = in->mode & ~in->umask & 07777;
-	int fd = confine_open_child(dir->fd, ".",
-				    host_open_flags(req->srv, in->flags) | O_TMPFILE,
+	int flags = host_open_flags(req->srv, in->flags);
+	int fd = confine_open_child(dir->fd, ".", flags | O_TMPFILE,
 				    fuse_mode_to_make(mode));
 
 	if (fd < 0)
 		err = fd;
 	else
-		err = reply_create(req, dir, fd, true, NULL, mode,
-				   opens_for_writing(in->flags));
+		err = reply_create(req, dir, fd, flags, true, NULL, mode);
 	fuse_put_inode(req, dir);
 	return err;
 }
@@ -266,7 +262,7 @@ int fuse_read(struct fuse_req *req)
 	struct handle *h = fuse_handle(req, in->fh);
 
 	if (!h)
-		return -EBADF;
+		return fuse_handle_missing(req, in->fh);
 	/* Straight into the guest's buffers, after the reply header; as much
 	 * as asked for and as fits. */
 	int cnt = iov_view(view, IOV_MAX, req->out, req->out_cnt,
@@ -291,7 +287,7 @@ int fuse_write(struct fuse_req *req)
 	struct handle *h = fuse_handle(req, in->fh);
 
 	if (!h)
-		return -EBADF;
+		return fuse_handle_missing(req, in->fh);
 	int err = 0;
 
 	if (in->write_flags & FUSE_WRITE_KILL_SUIDGID)
@@ -342,7 +338,7 @@ int fuse_fsync(struct fuse_req *req)
 	struct handle *h = fuse_handle(req, in->fh);
 
 	if (!h)
-		return -EBADF;
+		return fuse_handle_missing(req, in->fh);
 	int r = (in->fsync_flags & FUSE_FSYNC_FDATASYNC) ? fdatasync(h->fd)
 							  : fsync(h->fd);
 	int err = r ? -errno : 0;
@@ -360,7 +356,7 @@ int fuse_fallocate(struct fuse_req *req)
 	struct handle *h = fuse_handle(req, in->fh);
 
 	if (!h)
-		return -EBADF;
+		return fuse_handle_missing(req, in->fh);
 	int err = fallocate(h->fd, (int)in->mode, (off_t)in->offset,
 			    (off_t)in->length) ? -errno : 0;
 
@@ -379,7 +375,7 @@ int fuse_lseek(struct fuse_req *req)
 	struct handle *h = fuse_handle(req, in->fh);
 
 	if (!h)
-		return -EBADF;
+		return fuse_handle_missing(req, in->fh);
 	off_t pos = lseek(h->fd, (off_t)in->offset, (int)in->whence);
 	int err = pos < 0 ? -errno : 0;
 
@@ -404,7 +400,7 @@ int fuse_copy_file_range(struct fuse_req *req)
 	ssize_t n = 0;
 
 	if (!src || !dst) {
-		err = -EBADF;
+		err = fuse_handle_missing(req, src ? in->fh_out : in->fh_in);
 	} else {
 		off_t off_in = (off_t)in->off_in, off_out = (off_t)in->off_out;
 		/* The reply counts in 32 bits; the guest asks again for more. */

@@ -121,11 +121,24 @@ int fuse_add_entry(struct fuse_server *srv, dev_t dir_dev,
 		   enum host_fs_kind dir_kind, int fd, const struct stat *st,
 		   struct fuse_entry_out *entry);
 
-/* The inode or handle a request names, referenced; put it when done. */
+/* The inode or handle a request names, referenced; put it when done.
+ * NULL for an unknown or a stale one (see struct inode, struct handle):
+ * a node the guest holds but whose file is gone answers ESTALE. */
 struct inode *fuse_inode(struct fuse_req *req, uint64_t nodeid);
 struct handle *fuse_handle(struct fuse_req *req, uint64_t fh);
 void fuse_put_inode(struct fuse_req *req, struct inode *inode);
 void fuse_put_handle(struct fuse_req *req, struct handle *h);
+/* What a request answers when fuse_handle() found no fh: -ESTALE for a
+ * stale handle, -EBADF for an unknown one. */
+int fuse_handle_missing(struct fuse_req *req, uint64_t fh);
+
+/* Opens the regular file the O_PATH fd (of the given S_IFMT type) names
+ * for I/O with flags (O_NOATIME dropped where the host refuses it);
+ * -EISDIR, -ELOOP or -EACCES for anything else. Returns an fd or -errno. */
+int fuse_open_regular(struct fuse_server *srv, int fd, mode_t type, int flags);
+
+/* The INIT flags this server offers: what a guest may agree to. */
+uint64_t fuse_flags_offered(const struct fuse_server *srv);
 
 /* mode (permission bits) without the set-ID bits a file of this type
  * (S_IFMT bits), owner and group may not have: set-user-ID for a fallback

@@ -36,7 +36,7 @@ int fuse_getlk(struct fuse_req *req)
 	struct handle *h = fuse_handle(req, in->fh);
 
 	if (!h)
-		return -EBADF;
+		return fuse_handle_missing(req, in->fh);
 	err = fcntl(h->fd, F_OFD_GETLK, &fl) ? -errno : 0;
 	fuse_put_handle(req, h);
 	if (err)
@@ -87,7 +87,7 @@ static int set_lock(struct fuse_req *req, bool wait)
 	struct handle *h = fuse_handle(req, in->fh);
 
 	if (!h)
-		return -EBADF;
+		return fuse_handle_missing(req, in->fh);
 	err = try_lock(h->fd, &op);
 	if (err == -EAGAIN && wait) {
 		err = req->later ? fuse_wait_start(&req->srv->waits,

@@ -129,7 +129,13 @@ int fuse_add_entry(struct fuse_server *srv, dev_t dir_dev,
 
 struct inode *fuse_inode(struct fuse_req *req, uint64_t nodeid)
 {
-	return inode_get(&req->srv->inodes, nodeid);
+	struct inode *inode = inode_get(&req->srv->inodes, nodeid);
+
+	if (inode && inode->fd < 0) {
+		inode_put(&req->srv->inodes, inode);
+		return NULL;
+	}
+	return inode;
 }
 
 void fuse_put_inode(struct fuse_req *req, struct inode *inode)
@@ -139,7 +145,23 @@ void fuse_put_inode(struct fuse_req *req, struct inode *inode)
 
 struct handle *fuse_handle(struct fuse_req *req, uint64_t fh)
 {
-	return handle_get(&req->srv->handles, fh);
+	struct handle *h = handle_get(&req->srv->handles, fh);
+
+	if (h && h->fd < 0) {
+		handle_put(&req->srv->handles, h);
+		return NULL;
+	}
+	return h;
+}
+
+int fuse_handle_missing(struct fuse_req *req, uint64_t fh)
+{
+	struct handle *h = handle_get(&req->srv->handles, fh);
+
+	if (!h)
+		return -EBADF;
+	handle_put(&req->srv->handles, h);
+	return -ESTALE;
 }
 
 void fuse_put_handle(struct fuse_req *req, struct handle *h)

@@ -11,8 +11,8 @@
 /* virtio-fs arrived with protocol 7.31: no older guest can reach us. */
 #define FUSE_OLDEST_MINOR 31
 
-/* What we offer; the guest's INIT flags decide what is agreed. */
-static uint64_t flags_offered(const struct fuse_server *srv)
+/* The guest's INIT flags decide what of this is agreed. */
+uint64_t fuse_flags_offered(const struct fuse_server *srv)
 {
 	uint64_t flags = FUSE_ASYNC_READ | FUSE_ATOMIC_O_TRUNC | FUSE_EXPORT_SUPPORT |
 			 FUSE_BIG_WRITES | FUSE_DONT_MASK |
@@ -70,7 +70,7 @@ int fuse_init(struct fuse_req *req)
 
 	if (in.flags & FUSE_INIT_EXT)
 		asked |= (uint64_t)in.flags2 << 32;
-	uint64_t agreed = asked & flags_offered(srv);
+	uint64_t agreed = asked & fuse_flags_offered(srv);
 	struct fuse_init_out out = {
 		.major = FUSE_KERNEL_VERSION,
 		.minor = in.minor < FUSE_KERNEL_MINOR_VERSION ?

@@ -2,6 +2,7 @@
 #include "fs/handle_table.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -9,7 +10,8 @@ static void release(struct id_entry *e)
 {
 	struct handle *h = ID_ENTRY_OWNER(e, struct handle, entry);
 
-	close(h->fd);
+	if (h->fd >= 0)
+		close(h->fd);
 	pthread_mutex_destroy(&h->dir_lock);
 	free(h);
 }
@@ -26,19 +28,45 @@ void handle_table_fini(struct handle_table *t)
 	id_table_fini(&t->ids);
 }
 
-int handle_table_add(struct handle_table *t, int fd, bool writable,
-		     bool is_dir, enum host_fs_kind kind, uint64_t *fh)
+/* A handle for fd, or NULL (fd closed) without memory. */
+static struct handle *new_handle(int fd, int flags, enum host_fs_kind kind)
 {
 	struct handle *h = malloc(sizeof(*h));
 
 	if (!h) {
-		close(fd);
-		return -ENOMEM;
+		if (fd >= 0)
+			close(fd);
+		return NULL;
 	}
-	*h = (struct handle){ .fd = fd, .writable = writable,
-			      .is_dir = is_dir, .kind = kind };
+	*h = (struct handle){ .fd = fd, .flags = flags,
+			      .writable = (flags & O_ACCMODE) != O_RDONLY,
+			      .is_dir = flags & O_DIRECTORY, .kind = kind };
 	pthread_mutex_init(&h->dir_lock, NULL);
+	return h;
+}
+
+int handle_table_add(struct handle_table *t, int fd, int flags,
+		     enum host_fs_kind kind, uint64_t *fh)
+{
+	struct handle *h = new_handle(fd, flags, kind);
+
+	if (!h)
+		return -ENOMEM;
 	int err = id_table_add(&t->ids, &h->entry, 0, NULL, 0, fh);
+
+	if (err)
+		release(&h->entry);
+	return err;
+}
+
+int handle_table_restore(struct handle_table *t, uint64_t fh, int fd,
+			 int flags, enum host_fs_kind kind)
+{
+	struct handle *h = new_handle(fd, flags, kind);
+
+	if (!h)
+		return -ENOMEM;
+	int err = id_table_add_as(&t->ids, &h->entry, fh, 0, 0, NULL, 1);
 
 	if (err)
 		release(&h->entry);

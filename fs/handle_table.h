@@ -10,9 +10,12 @@
 #include "fs/host_fs.h"
 #include "fs/id_table.h"
 
+/* An open file. A stale handle (fd -1) is one a restored snapshot gave
+ * back whose file is gone: the guest can only release it. */
 struct handle {
 	struct id_entry entry; /* its id is the fh */
 	int fd;
+	int flags;     /* fd's open flags, to open it again (a snapshot) */
 	bool writable; /* the guest opened it for writing */
 	bool is_dir;
 	enum host_fs_kind kind; /* of the file system the file is on */
@@ -30,10 +33,17 @@ int handle_table_init(struct handle_table *t, size_t max);
 void handle_table_fini(struct handle_table *t);
 
 /* Files fd (taken over: closed on failure; on a file system of the given
- * kind) under a new handle, returned in *fh. Returns 0, -ENFILE when the
- * table is full, or another -errno. */
-int handle_table_add(struct handle_table *t, int fd, bool writable,
-		     bool is_dir, enum host_fs_kind kind, uint64_t *fh);
+ * kind), opened with flags, under a new handle, returned in *fh: writable
+ * if flags open it for writing, a directory's with O_DIRECTORY. Returns 0,
+ * -ENFILE when the table is full, or another -errno. */
+int handle_table_add(struct handle_table *t, int fd, int flags,
+		     enum host_fs_kind kind, uint64_t *fh);
+
+/* Puts back a handle a snapshot held, as handle_table_add does but under
+ * fh; fd -1 makes it stale. Returns 0, -EEXIST when fh is known, -ENFILE,
+ * -EINVAL for an fh no open could have made, or -ENOMEM. */
+int handle_table_restore(struct handle_table *t, uint64_t fh, int fd,
+			 int flags, enum host_fs_kind kind);
 
 /* Takes a reference on the handle fh, or returns NULL. */
 struct handle *handle_get(struct handle_table *t, uint64_t fh);

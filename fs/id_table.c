@@ -122,19 +122,38 @@ static struct id_entry *find_locked(struct id_table *t, uint64_t id)
 	return e;
 }
 
+/* The entry with this key, if the table has keys and one has it. */
+static struct id_entry *find_key_locked(struct id_table *t, uint64_t key_hash,
+					const void *key)
+{
+	struct id_entry *e = t->by_key ? t->by_key[slot(t, key_hash)] : NULL;
+
+	while (e && (e->key_hash != key_hash || !t->type->has_key(e, key)))
+		e = e->next_by_key;
+	return e;
+}
+
+/* Puts e in under id with guest_refs references, with the lock held. */
+static void insert_locked(struct id_table *t, struct id_entry *e, uint64_t id,
+			  uint64_t key_hash, uint64_t guest_refs)
+{
+	e->id = id;
+	e->guest_refs = guest_refs;
+	e->refs = 1;
+	e->key_hash = key_hash;
+	link_entry(t, e);
+	t->count++;
+	maybe_grow(t);
+}
+
 int id_table_add(struct id_table *t, struct id_entry *e, uint64_t key_hash,
 		 const void *key, uint64_t id_bits, uint64_t *id)
 {
-	struct id_entry *known = NULL;
 	int ret = 0;
 
 	pthread_mutex_lock(&t->lock);
-	if (t->by_key) {
-		known = t->by_key[slot(t, key_hash)];
-		while (known && (known->key_hash != key_hash ||
-				 !t->type->has_key(known, key)))
-			known = known->next_by_key;
-	}
+	struct id_entry *known = find_key_locked(t, key_hash, key);
+
 	if (known) {
 		known->guest_refs++;
 		*id = known->id;
@@ -144,15 +163,77 @@ int id_table_add(struct id_table *t, struct id_entry *e, uint64_t key_hash,
 	} else if (!e) {
 		ret = -ENOMEM;
 	} else {
-		e->id = t->next_id++ | id_bits;
-		e->guest_refs = 1;
-		e->refs = 1;
-		e->key_hash = key_hash;
-		link_entry(t, e);
-		t->count++;
-		maybe_grow(t);
+		insert_locked(t, e, t->next_id++ | id_bits, key_hash, 1);
 		*id = e->id;
 	}
+	pthread_mutex_unlock(&t->lock);
+	return ret;
+}
+
+int id_table_add_as(struct id_table *t, struct id_entry *e, uint64_t id,
+		    uint64_t id_bits, uint64_t key_hash, const void *key,
+		    uint64_t guest_refs)
+{
+	uint64_t counted = id & ~id_bits;
+	int ret = 0;
+
+	if (counted < ID_TABLE_FIRST_ID || counted >= ID_TABLE_MAX_ID ||
+	    guest_refs == 0)
+		return -EINVAL;
+	pthread_mutex_lock(&t->lock);
+	if (find_locked(t, id) || (key && find_key_locked(t, key_hash, key))) {
+		ret = -EEXIST;
+	} else if (t->count >= t->max) {
+		ret = -ENFILE;
+	} else {
+		insert_locked(t, e, id, key_hash, guest_refs);
+		if (t->next_id <= counted)
+			t->next_id = counted + 1;
+	}
+	pthread_mutex_unlock(&t->lock);
+	return ret;
+}
+
+struct id_entry *id_table_find_key(struct id_table *t, uint64_t key_hash,
+				   const void *key)
+{
+	pthread_mutex_lock(&t->lock);
+	struct id_entry *e = find_key_locked(t, key_hash, key);
+
+	if (e)
+		e->refs++;
+	pthread_mutex_unlock(&t->lock);
+	return e;
+}
+
+uint64_t id_table_next_id(struct id_table *t)
+{
+	pthread_mutex_lock(&t->lock);
+	uint64_t next = t->next_id;
+	pthread_mutex_unlock(&t->lock);
+	return next;
+}
+
+int id_table_skip_to(struct id_table *t, uint64_t next_id)
+{
+	if (next_id < ID_TABLE_FIRST_ID || next_id > ID_TABLE_MAX_ID)
+		return -EINVAL;
+	pthread_mutex_lock(&t->lock);
+	if (t->next_id < next_id)
+		t->next_id = next_id;
+	pthread_mutex_unlock(&t->lock);
+	return 0;
+}
+
+int id_table_each(struct id_table *t, int (*fn)(struct id_entry *e, void *arg),
+		  void *arg)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&t->lock);
+	for (size_t i = 0; i < t->buckets && !ret; i++)
+		for (struct id_entry *e = t->by_id[i]; e && !ret; e = e->next_by_id)
+			ret = fn(e, arg);
 	pthread_mutex_unlock(&t->lock);
 	return ret;
 }

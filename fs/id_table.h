@@ -12,6 +12,10 @@
 
 /* The first id a table hands out; ids only grow, so none is reused. */
 #define ID_TABLE_FIRST_ID 1
+/* Ids (less their id_bits) a table counts to: far more than a session
+ * makes, and far below any id_bits, so a restored id can never bring the
+ * count up to them. */
+#define ID_TABLE_MAX_ID (1ULL << 48)
 
 /* Embedded in each object the table holds. The caller sets pinned before
  * id_table_add(); every other field is the table's. */
@@ -74,6 +78,32 @@ uint64_t id_table_hash(uint64_t x);
  * first case e stays the caller's. */
 int id_table_add(struct id_table *t, struct id_entry *e, uint64_t key_hash,
 		 const void *key, uint64_t id_bits, uint64_t *id);
+
+/* Adds e under the given id (one the guest already holds: a restored
+ * snapshot's) with guest_refs references, the key (hashing to key_hash)
+ * checked unless NULL. Ids handed out later are above id's bits outside
+ * id_bits. Returns 0 (e is the table's), -EEXIST when the id or key is
+ * known, -ENFILE when the table is full, or -EINVAL for an id outside
+ * [ID_TABLE_FIRST_ID, ID_TABLE_MAX_ID) or no references. */
+int id_table_add_as(struct id_table *t, struct id_entry *e, uint64_t id,
+		    uint64_t id_bits, uint64_t key_hash, const void *key,
+		    uint64_t guest_refs);
+
+/* Takes a reference on the entry with this key, or returns NULL. */
+struct id_entry *id_table_find_key(struct id_table *t, uint64_t key_hash,
+				   const void *key);
+
+/* The next id the table would hand out (less id_bits), and a way to
+ * start it later: a snapshot keeps ids of forgotten entries from coming
+ * back. id_table_skip_to never moves it down; it returns -EINVAL past
+ * ID_TABLE_MAX_ID. */
+uint64_t id_table_next_id(struct id_table *t);
+int id_table_skip_to(struct id_table *t, uint64_t next_id);
+
+/* Calls fn on every entry, with the lock held (fn may not use the table),
+ * until one returns non-zero, which is returned. */
+int id_table_each(struct id_table *t, int (*fn)(struct id_entry *e, void *arg),
+		  void *arg);
 
 /* Takes a reference on the entry with this id, or returns NULL. */
 struct id_entry *id_table_get(struct id_table *t, uint64_t id);

@@ -13,17 +13,20 @@ static void release(struct id_entry *e)
 {
 	struct inode *inode = ID_ENTRY_OWNER(e, struct inode, entry);
 
-	close(inode->fd);
+	if (inode->fd >= 0)
+		close(inode->fd);
 	free(inode);
 }
 
-/* The key is the file's struct stat. */
+/* The key is the file's struct stat. A stale inode names no file: its
+ * (dev, ino) may be another file's by now. */
 static bool has_key(struct id_entry *e, const void *key)
 {
 	const struct inode *inode = ID_ENTRY_OWNER(e, struct inode, entry);
 	const struct stat *st = key;
 
-	return inode->dev == st->st_dev && inode->ino == st->st_ino;
+	return inode->fd >= 0 && inode->dev == st->st_dev &&
+	       inode->ino == st->st_ino;
 }
 
 static uint64_t key_hash(const struct stat *st)
@@ -100,6 +103,44 @@ int inode_table_add_lookup(struct inode_table *t, int fd,
 	close(fd);
 	free(fresh);
 	return ret < 0 ? ret : 0;
+}
+
+int inode_table_restore(struct inode_table *t, uint64_t nodeid,
+			uint64_t nlookup, int fd, const struct stat *st,
+			enum host_fs_kind kind)
+{
+	struct inode *inode = malloc(sizeof(*inode));
+	int err = -ENOMEM;
+
+	if (inode) {
+		*inode = (struct inode){ .fd = fd, .type = st->st_mode & S_IFMT,
+					 .kind = kind };
+		if (fd >= 0) {
+			inode->dev = st->st_dev;
+			inode->ino = st->st_ino;
+		}
+		err = id_table_add_as(&t->ids, &inode->entry, nodeid,
+				      INODE_SEALED, key_hash(st),
+				      fd >= 0 ? st : NULL, nlookup);
+	}
+	if (err) {
+		if (fd >= 0)
+			close(fd);
+		free(inode);
+	}
+	return err;
+}
+
+uint64_t inode_table_find(struct inode_table *t, const struct stat *st)
+{
+	struct inode *inode = ID_ENTRY_OWNER(id_table_find_key(&t->ids,
+							       key_hash(st), st),
+					     struct inode, entry);
+	uint64_t nodeid = inode ? inode->entry.id : 0;
+
+	if (inode)
+		inode_put(t, inode);
+	return nodeid;
 }
 
 void inode_table_forget(struct inode_table *t, uint64_t nodeid,

@@ -16,7 +16,9 @@
 #define INODE_SEALED (1ULL << 63)
 
 /* One host file the guest has looked up. fd, node id and type never change
- * while a caller holds a reference from inode_get(). */
+ * while a caller holds a reference from inode_get(). A stale inode (fd -1)
+ * is a node id a restored snapshot gave back whose file is gone: the guest
+ * can only forget it, and no lookup finds it by (dev, ino). */
 struct inode {
 	/* Its id is the node id, its guest references the lookup count. */
 	struct id_entry entry;
@@ -52,6 +54,19 @@ void inode_put(struct inode_table *t, struct inode *inode);
 int inode_table_add_lookup(struct inode_table *t, int fd,
 			   const struct stat *st, enum host_fs_kind kind,
 			   uint64_t *nodeid);
+
+/* Puts back an inode a snapshot held: the file open at fd (as for
+ * inode_table_add_lookup, taken over: closed on failure), or a stale
+ * inode for fd -1 (st gives only the type then), under node id nodeid
+ * with nlookup guest references. Returns 0, -EEXIST when the node id or
+ * (but for a stale inode) the file is known, -ENFILE, -EINVAL for a node
+ * id no lookup could have made, or -ENOMEM. */
+int inode_table_restore(struct inode_table *t, uint64_t nodeid,
+			uint64_t nlookup, int fd, const struct stat *st,
+			enum host_fs_kind kind);
+
+/* The node id of the inode of the file with stat *st, or 0. */
+uint64_t inode_table_find(struct inode_table *t, const struct stat *st);
 
 /* The guest drops nlookup references; at zero the inode goes (not root).
  * Unknown node ids are ignored: FORGET has no reply to carry an error. */

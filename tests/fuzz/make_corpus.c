@@ -1247,6 +1247,105 @@ static void blk_seeds(void)
 	save(t, "direct");
 }
 
+/* --- fuzz_fuse_state: a control byte, then a state (fs/fuse_state.h has
+ * its layout) or, with bit 7, edits to the real state the target saved. */
+
+#define STATE_EDITS 0x80
+#define STATE_READONLY 0x01
+#define STATE_SMALL_CAPS 0x02
+#define STATE_DAX 0x10
+#define SEALED (1ULL << 63)
+
+static void put32(uint32_t v)
+{
+	put(&v, sizeof(v));
+}
+
+static void put64(uint64_t v)
+{
+	put(&v, sizeof(v));
+}
+
+static void state_header(uint8_t control, uint32_t session, uint64_t flags,
+			 uint32_t inodes, uint32_t handles)
+{
+	begin(&control, 1);
+	put("fsvmFUSE", 8);
+	put32(1);
+	put32(session);
+	put64(flags);
+	put64(16); /* next node id */
+	put64(16); /* next fh */
+	put32(inodes);
+	put32(handles);
+}
+
+/* dev and ino 0: no file is that, so a node with a path comes back stale
+ * after its path is checked and opened. */
+static void state_inode(uint64_t id, uint32_t type, bool stale, const char *path)
+{
+	put64(id);
+	put64(1);
+	put64(0);
+	put64(0);
+	put32(type);
+	put32(stale);
+	put32((uint32_t)strlen(path));
+	put(path, strlen(path));
+}
+
+static void state_handle(uint64_t fh, uint64_t nodeid, uint32_t flags)
+{
+	put64(fh);
+	put64(nodeid);
+	put32(flags);
+}
+
+/* An edit of the real state: XOR byte x at offset off. */
+static void state_edit(uint16_t off, uint8_t x)
+{
+	put16(off);
+	put8(x);
+}
+
+static void state_seeds(void)
+{
+	const char *t = "fuzz_fuse_state";
+	uint8_t c = STATE_EDITS;
+
+	begin(&c, 1);
+	save(t, "real");
+	state_edit(12, 1); /* no session, but nodes */
+	save(t, "real-no-session");
+	begin(&c, 1);
+	state_edit(48 + 36, 1); /* the first node stale, with its path */
+	state_edit(48 + 32 + 1, 0x80); /* its type another */
+	save(t, "real-edited-node");
+	c = STATE_EDITS | STATE_READONLY;
+	begin(&c, 1);
+	save(t, "real-read-only");
+	c = STATE_EDITS | STATE_SMALL_CAPS | STATE_DAX;
+	begin(&c, 1);
+	save(t, "real-small-caps-dax");
+
+	state_header(0, 0, 0, 0, 0);
+	save(t, "no-session");
+	state_header(0, 1, FUSE_ASYNC_READ | FUSE_POSIX_LOCKS, 5, 4);
+	state_inode(2, S_IFREG, true, "");
+	state_inode(3 | SEALED, S_IFDIR, true, "");
+	state_inode(4, S_IFREG, false, "f");
+	state_inode(5, S_IFDIR, false, "d");
+	state_inode(6, S_IFREG, false, "d/child");
+	state_handle(1, 2, O_RDWR);
+	state_handle(2, 0, O_RDONLY | O_DIRECTORY);
+	state_handle(3, FUSE_ROOT_ID, O_RDONLY | O_DIRECTORY);
+	state_handle(4, 6, O_WRONLY | O_TRUNC | O_APPEND);
+	save(t, "stale-and-paths");
+	state_header(0, 1, 0, 1, 0);
+	state_inode(2, S_IFREG, false, "d/../f");
+	save(t, "dot-dot");
+}
+
 int main(void)
 {
 	virtq_seeds();
@@ -1256,5 +1355,6 @@ int main(void)
 	net_seeds();
 	vsock_seeds();
 	blk_seeds();
+	state_seeds();
 	return 0;
 }

@@ -283,6 +283,81 @@ struct racer {
 };
 
 /* Adds keys, uses and drops them, in an order of its own. */
+/* Entries put back under ids of their own (a snapshot's): found, their
+ * references as given, the ids handed out after above them, every id,
+ * key or count that cannot be one refused. */
+static void entries_go_in_under_given_ids(void **state)
+{
+	(void)state;
+	struct id_table t;
+	uint64_t key = 7, other = 8;
+	struct obj *o = new_obj(key);
+
+	assert_int_equal(id_table_init(&t, &keyed, 4), 0);
+	assert_int_equal(id_table_add_as(&t, &o->entry, 40 | TOP_BIT, TOP_BIT,
+					 id_table_hash(key), &key, 3), 0);
+	assert_true(known(&t, 40 | TOP_BIT));
+	struct id_entry *e = id_table_find_key(&t, id_table_hash(key), &key);
+	assert_ptr_equal(e, &o->entry);
+	assert_int_equal(e->guest_refs, 3);
+	id_table_put(&t, e);
+	assert_int_equal(id_table_next_id(&t), 41);
+	uint64_t id;
+	assert_int_equal(add_key(&t, 11, &id), 0);
+	assert_int_equal(id, 41);
+
+	struct obj *x = new_obj(other);
+	uint64_t h = id_table_hash(other);
+	assert_int_equal(id_table_add_as(&t, &x->entry, 41, 0, h, &other, 1), -EEXIST);
+	assert_int_equal(id_table_add_as(&t, &x->entry, 50, 0, id_table_hash(key),
+					 &key, 1), -EEXIST);
+	assert_int_equal(id_table_add_as(&t, &x->entry, 0, 0, h, &other, 1), -EINVAL);
+	assert_int_equal(id_table_add_as(&t, &x->entry, TOP_BIT, TOP_BIT, h,
+					 &other, 1), -EINVAL);
+	assert_int_equal(id_table_add_as(&t, &x->entry, ID_TABLE_MAX_ID, 0, h,
+					 &other, 1), -EINVAL);
+	assert_int_equal(id_table_add_as(&t, &x->entry, 50, 0, h, &other, 0), -EINVAL);
+	assert_null(id_table_find_key(&t, h, &other));
+	/* Without a key to check, one already there is no obstacle. */
+	assert_int_equal(id_table_add_as(&t, &x->entry, 30, 0, id_table_hash(key),
+					 NULL, 1), 0);
+	assert_int_equal(id_table_next_id(&t), 42);
+	assert_int_equal(id_table_skip_to(&t, 100), 0);
+	assert_int_equal(id_table_skip_to(&t, 60), 0);
+	assert_int_equal(id_table_skip_to(&t, ID_TABLE_MAX_ID + 1), -EINVAL);
+	assert_int_equal(add_key(&t, 12, &id), 0);
+	assert_int_equal(id, 100);
+	struct obj *y = new_obj(9);
+	assert_int_equal(id_table_add_as(&t, &y->entry, 5, 0, 0, NULL, 1), -ENFILE);
+	free(y);
+	id_table_fini(&t);
+	assert_int_equal(atomic_load(&released), 4);
+}
+
+static int count_entry(struct id_entry *e, void *arg)
+{
+	(void)e;
+	return ++*(int *)arg == 100;
+}
+
+/* Every entry is visited, until the visitor says stop. */
+static void each_visits_every_entry(void **state)
+{
+	(void)state;
+	struct id_table t;
+	int seen = 0;
+
+	assert_int_equal(id_table_init(&t, &plain, 100), 0);
+	for (int i = 0; i < 70; i++)
+		add(&t, 0);
+	assert_int_equal(id_table_each(&t, count_entry, &seen), 0);
+	assert_int_equal(seen, 70);
+	seen = 97;
+	assert_int_equal(id_table_each(&t, count_entry, &seen), 1);
+	assert_int_equal(seen, 100);
+	id_table_fini(&t);
+}
+
 static void *race(void *arg)
 {
 	struct racer *r = arg;
@@ -358,6 +433,8 @@ int main(void)
 				       setup),
 		cmocka_unit_test_setup(reset_keeps_only_pinned, setup),
 		cmocka_unit_test_setup(hostile_ids_find_nothing, setup),
+		cmocka_unit_test_setup(entries_go_in_under_given_ids, setup),
+		cmocka_unit_test_setup(each_visits_every_entry, setup),
 		cmocka_unit_test_setup(threads_share_a_table, setup),
 	};
 
