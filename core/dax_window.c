@@ -198,8 +198,10 @@ static int reserve_blocks(int fd, uint64_t size, uint64_t foffset,
 	return 0;
 }
 
-int dax_window_map(struct dax_window *w, uint64_t moffset, uint64_t len, int fd,
-		   uint64_t foffset, bool writable)
+/* dax_window_map with room free record slots needed: 2 when the range may
+ * cut a record in two, 1 for a restore's, which overlaps none. */
+static int map_file(struct dax_window *w, uint64_t moffset, uint64_t len,
+		    int fd, uint64_t foffset, bool writable, unsigned int room)
 {
 	if (!range_ok(w, moffset, len) || foffset % DAX_WINDOW_ALIGN ||
 	    foffset > (uint64_t)INT64_MAX - len)
@@ -219,7 +221,7 @@ int dax_window_map(struct dax_window *w, uint64_t moffset, uint64_t len, int fd,
 		return -errno;
 	pthread_mutex_lock(&w->lock);
 	/* Room for the new record even if forgetting splits one. */
-	err = w->nr_maps + 2 > w->max_maps ? -ENOSPC : 0;
+	err = w->nr_maps + room > w->max_maps ? -ENOSPC : 0;
 	bool lost = false;
 	if (!err)
 		err = place(w, moffset, len, FILE_PROT, file_flags(writable),
@@ -239,6 +241,12 @@ int dax_window_map(struct dax_window *w, uint64_t moffset, uint64_t len, int fd,
 		close(own);
 	pthread_mutex_unlock(&w->lock);
 	return err;
+}
+
+int dax_window_map(struct dax_window *w, uint64_t moffset, uint64_t len, int fd,
+		   uint64_t foffset, bool writable)
+{
+	return map_file(w, moffset, len, fd, foffset, writable, 2);
 }
 
 int dax_window_unmap(struct dax_window *w, uint64_t moffset, uint64_t len)
@@ -365,4 +373,176 @@ unsigned int dax_window_watch_events(struct dax_window *w)
 		pthread_mutex_unlock(&w->lock);
 	}
 	return changed;
+}
+
+/* --- snapshots --- */
+
+/* A mapping as saved: moffset, len, foffset, the file size the guest may
+ * know, the file's key (8 bytes each), writable (1). */
+#define SAVED_MAP_SIZE 41
+
+struct saved_map {
+	uint64_t moffset, len, foffset, seen, key;
+	int fd;
+	bool writable;
+};
+
+/* The size the guest may believe the file has: the last seen, or more if
+ * a shrink since made pages it had zero pages. */
+static uint64_t size_seen(const struct dax_mapping *m)
+{
+	return m->zero_from < m->zero_to && m->zero_to > m->file_size
+		       ? m->zero_to : m->file_size;
+}
+
+void dax_window_save(struct dax_window *w, struct state_out *out,
+		     uint64_t (*key_of)(void *opaque, int fd), void *opaque)
+{
+	/* Copied, so key_of runs without the window's lock (a leaf): the
+	 * fds stay open because no map or unmap runs meanwhile. */
+	pthread_mutex_lock(&w->lock);
+	unsigned int n = w->nr_maps;
+	struct saved_map *maps = calloc(n ? n : 1, sizeof(*maps));
+	for (unsigned int i = 0; maps && i < n; i++) {
+		const struct dax_mapping *m = &w->maps[i];
+		maps[i] = (struct saved_map){
+			.moffset = m->moffset, .len = m->len,
+			.foffset = m->foffset, .seen = size_seen(m),
+			.fd = m->fd, .writable = m->writable};
+	}
+	pthread_mutex_unlock(&w->lock);
+	if (!maps) {
+		if (!out->err)
+			out->err = -ENOMEM;
+		return;
+	}
+	state_put_u32(out, n);
+	for (unsigned int i = 0; i < n; i++) {
+		state_put_u64(out, maps[i].moffset);
+		state_put_u64(out, maps[i].len);
+		state_put_u64(out, maps[i].foffset);
+		state_put_u64(out, maps[i].seen);
+		state_put_u64(out, key_of(opaque, maps[i].fd));
+		state_put_u8(out, maps[i].writable);
+	}
+	free(maps);
+}
+
+static int by_moffset(const void *a, const void *b)
+{
+	const struct saved_map *x = a, *y = b;
+	return x->moffset < y->moffset ? -1 : x->moffset > y->moffset;
+}
+
+/* The saved mappings, every one checked: in the window, page-aligned,
+ * none over another. Sorted by moffset. Returns 0 or -EBADMSG. */
+static int read_maps(struct dax_window *w, struct state_in *in,
+		     struct saved_map **out, uint32_t *count, char *err,
+		     size_t errlen)
+{
+	uint32_t n = state_get_u32(in);
+	if (in->short_read || (uint64_t)n * SAVED_MAP_SIZE > in->left)
+		return log_refusal(-EBADMSG, err, errlen, "DAX window: its state is cut short");
+	if (n > w->max_maps)
+		return log_refusal(-EBADMSG, err, errlen, "DAX window: %u mappings, more than its %u",
+				   n, w->max_maps);
+	struct saved_map *maps = calloc(n ? n : 1, sizeof(*maps));
+	if (!maps)
+		return log_refusal(-ENOMEM, err, errlen, "DAX window: %s", strerror(ENOMEM));
+	int ret = 0;
+	for (uint32_t i = 0; !ret && i < n; i++) {
+		struct saved_map *m = &maps[i];
+		m->moffset = state_get_u64(in);
+		m->len = state_get_u64(in);
+		m->foffset = state_get_u64(in);
+		m->seen = state_get_u64(in);
+		m->key = state_get_u64(in);
+		uint8_t writable = state_get_u8(in);
+		m->writable = writable;
+		if (!range_ok(w, m->moffset, m->len) ||
+		    m->foffset % DAX_WINDOW_ALIGN ||
+		    m->foffset > (uint64_t)INT64_MAX - m->len || writable > 1)
+			ret = log_refusal(-EBADMSG, err, errlen,
+					  "DAX window: mapping %u (%#llx+%#llx of file offset %#llx) does not fit it",
+					  i, (unsigned long long)m->moffset,
+					  (unsigned long long)m->len,
+					  (unsigned long long)m->foffset);
+	}
+	if (!ret)
+		qsort(maps, n, sizeof(*maps), by_moffset);
+	for (uint32_t i = 1; !ret && i < n; i++)
+		if (maps[i].moffset < maps[i - 1].moffset + maps[i - 1].len)
+			ret = log_refusal(-EBADMSG, err, errlen,
+					  "DAX window: mappings at %#llx and %#llx overlap",
+					  (unsigned long long)maps[i - 1].moffset,
+					  (unsigned long long)maps[i].moffset);
+	if (ret) {
+		free(maps);
+		return ret;
+	}
+	*out = maps;
+	*count = n;
+	return 0;
+}
+
+/* The record just made for m (the last: a restore's mappings overlap
+ * none, so none went) follows its file's size as a watch's event would
+ * have: the pages of the file the guest knew and that is shorter now
+ * become zero pages, rather than fail the guest's next touch of them. */
+static void follow_saved_size(struct dax_window *w, const struct saved_map *m)
+{
+	uint64_t end = m->foffset + m->len;
+	uint64_t seen = m->seen < end ? m->seen : end;
+	pthread_mutex_lock(&w->lock);
+	struct dax_mapping *r = &w->maps[w->nr_maps - 1];
+	if (seen > r->file_size) {
+		r->file_size = seen;
+		follow_file_size(w, r, false);
+	}
+	pthread_mutex_unlock(&w->lock);
+}
+
+int dax_window_restore(struct dax_window *w, struct state_in *in,
+		       int (*open_key)(void *opaque, uint64_t key, bool writable),
+		       void *opaque, char *err, size_t errlen)
+{
+	if (w->nr_maps)
+		return log_refusal(-EBUSY, err, errlen, "DAX window: it has mappings already");
+	struct saved_map *maps = NULL;
+	uint32_t n = 0;
+	int ret = read_maps(w, in, &maps, &n, err, errlen);
+	for (uint32_t i = 0; !ret && i < n; i++) {
+		const struct saved_map *m = &maps[i];
+		/* A file gone or changed since stays unmapped: scratch
+		 * memory, which KVM backs like any window page, reading
+		 * zeros as the pages of a file truncated on the host do,
+		 * never another file's data. The guest kernel still thinks
+		 * the range mapped and takes no fault there; its next
+		 * request for the file (whose node came back stale) answers
+		 * ESTALE, and its REMOVEMAPPING of the range does no harm. */
+		int fd = open_key(opaque, m->key, m->writable);
+		if (fd == -ESTALE)
+			continue;
+		if (fd < 0) {
+			ret = log_refusal(fd, err, errlen, "DAX window: the file of the mapping at %#llx: %s",
+					  (unsigned long long)m->moffset, strerror(-fd));
+			break;
+		}
+		ret = map_file(w, m->moffset, m->len, fd, m->foffset, m->writable, 1);
+		close(fd);
+		if (ret) {
+			ret = log_refusal(ret == -EINVAL ? -EBADMSG : ret, err, errlen,
+					  "DAX window: the mapping at %#llx: %s",
+					  (unsigned long long)m->moffset, strerror(-ret));
+			break;
+		}
+		follow_saved_size(w, m);
+	}
+	free(maps);
+	if (ret && w->nr_maps) {
+		/* As new: every record and its pages go. */
+		dax_window_unmap(w, 0, w->size);
+		w->lost_pages = false;
+	}
+	return ret;
 }

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "core/guest_mem.h"
+#include "core/state_blob.h"
 
 #define DAX_WINDOW_ALIGN GUEST_PAGE_SIZE
 /* The Linux client maps 2 MiB at a time: 4,096 mappings fill 8 GiB. */
@@ -72,5 +73,21 @@ void dax_window_file_grown(struct dax_window *w);
 /* Handles the pending events of watch_fd (readable in the event loop):
  * brings the mappings of modified files in line. Returns how many changed. */
 unsigned int dax_window_watch_events(struct dax_window *w);
+
+/* For a snapshot (docs/snapshot.md): each mapping, its file named by the
+ * key key_of gives for the fd the window holds (0: none). The window must
+ * be quiescent: no map or unmap until save returns. */
+void dax_window_save(struct dax_window *w, struct state_out *out,
+		     uint64_t (*key_of)(void *opaque, int fd), void *opaque);
+/* Into a window as new, what save wrote: each mapping made again through
+ * the checks dax_window_map makes, on an fd open_key opens for its key
+ * (for writing when writable; closed here). A key open_key answers
+ * -ESTALE for (its file gone or changed) leaves its range unmapped, and
+ * the restore goes on. Returns 0, or -EBADMSG (a state that is not one),
+ * -EBUSY (a window with mappings), another -errno (open_key's, the
+ * host's), with a line in err and the window as new again. */
+int dax_window_restore(struct dax_window *w, struct state_in *in,
+		       int (*open_key)(void *opaque, uint64_t key, bool writable),
+		       void *opaque, char *err, size_t errlen);
 
 #endif

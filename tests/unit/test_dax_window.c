@@ -408,6 +408,303 @@ static void test_repair_covers_pages_never_in_the_file(void **state)
 	dax_window_destroy(&w);
 }
 
+
+/* --- snapshots --- */
+
+/* Two host files by path, keyed 1 and 2, as a snapshot names them; a key
+ * set in gone answers ESTALE, one in fail answers fail_err. */
+struct files {
+	char path[2][32];
+	struct stat st[2];
+	unsigned int gone, fail;
+	int fail_err;
+};
+
+static void files_make(struct files *f, size_t len)
+{
+	*f = (struct files){0};
+	for (int i = 0; i < 2; i++) {
+		strcpy(f->path[i], "/tmp/dax-state.XXXXXX");
+		int fd = mkstemp(f->path[i]);
+		assert_true(fd >= 0);
+		char *buf = malloc(len);
+		for (size_t at = 0; at < len; at++)
+			buf[at] = (char)('a' + i * 7 + at / PAGE);
+		assert_int_equal(write(fd, buf, len), (ssize_t)len);
+		free(buf);
+		assert_int_equal(fstat(fd, &f->st[i]), 0);
+		close(fd);
+	}
+}
+
+static void files_remove(struct files *f)
+{
+	for (int i = 0; i < 2; i++)
+		unlink(f->path[i]);
+}
+
+static int files_open(struct files *f, unsigned int key, bool writable)
+{
+	int fd = open(f->path[key - 1], (writable ? O_RDWR : O_RDONLY) | O_CLOEXEC);
+	assert_true(fd >= 0);
+	return fd;
+}
+
+static uint64_t key_of(void *opaque, int fd)
+{
+	struct files *f = opaque;
+	struct stat st;
+	assert_int_equal(fstat(fd, &st), 0);
+	for (int i = 0; i < 2; i++)
+		if (st.st_ino == f->st[i].st_ino && st.st_dev == f->st[i].st_dev)
+			return (uint64_t)i + 1;
+	return 0;
+}
+
+static int open_key(void *opaque, uint64_t key, bool writable)
+{
+	struct files *f = opaque;
+	if (key < 1 || key > 2 || (f->gone & (1u << key)))
+		return -ESTALE;
+	if (f->fail & (1u << key))
+		return f->fail_err;
+	return files_open(f, (unsigned int)key, writable);
+}
+
+/* A window's state, saved into *buf (the caller frees). */
+static size_t save(struct dax_window *w, struct files *f, unsigned char **buf)
+{
+	struct state_out out = {0};
+	dax_window_save(w, &out, key_of, f);
+	size_t len;
+	assert_int_equal(state_out_finish(&out, buf, &len), 0);
+	return len;
+}
+
+static int restore(struct dax_window *w, struct files *f,
+		   const unsigned char *buf, size_t len, char *err)
+{
+	struct state_in in = state_in(buf, len);
+	return dax_window_restore(w, &in, open_key, f, err, 256);
+}
+
+/* Nothing mapped, and every page scratch memory reading zeros. */
+static void assert_window_new(struct dax_window *w)
+{
+	assert_int_equal(w->nr_maps, 0);
+	assert_true(window_whole(w));
+	assert_false(file_mapped(w->base, PAGE));
+	assert_false(file_mapped(w->base + 8 * PAGE, PAGE));
+	assert_int_equal(w->base[0], 0);
+	assert_int_equal(w->base[8 * PAGE], 0);
+}
+
+/* The window saved with two files, file 1 read-only at 0 and file 2
+ * writable at 8 pages from its second page. */
+static size_t save_two(struct files *f, unsigned char **buf)
+{
+	struct dax_window w;
+	assert_int_equal(dax_window_create(&w, WINDOW, MAX_MAPS), 0);
+	files_make(f, 4 * PAGE);
+	int a = files_open(f, 1, false), b = files_open(f, 2, true);
+	assert_int_equal(dax_window_map(&w, 0, 2 * PAGE, a, 0, false), 0);
+	assert_int_equal(dax_window_map(&w, 8 * PAGE, 2 * PAGE, b, PAGE, true), 0);
+	close(a);
+	close(b);
+	size_t len = save(&w, f, buf);
+	dax_window_destroy(&w);
+	return len;
+}
+
+static void test_restore_maps_the_saved_files(void **state)
+{
+	(void)state;
+	struct files f;
+	unsigned char *buf;
+	size_t len = save_two(&f, &buf);
+	struct dax_window w;
+	char err[256];
+	assert_int_equal(dax_window_create(&w, WINDOW, MAX_MAPS), 0);
+	assert_int_equal(restore(&w, &f, buf, len, err), 0);
+	assert_int_equal(w.nr_maps, 2);
+
+	char page[2 * PAGE];
+	int a = files_open(&f, 1, false), b = files_open(&f, 2, true);
+	assert_int_equal(pread(a, page, sizeof(page), 0), (ssize_t)sizeof(page));
+	assert_memory_equal(w.base, page, sizeof(page));
+	assert_int_equal(pread(b, page, sizeof(page), PAGE), (ssize_t)sizeof(page));
+	assert_memory_equal(w.base + 8 * PAGE, page, sizeof(page));
+	/* The writable one writes the file; the read-only one does not. */
+	w.base[8 * PAGE + 3] = 'W';
+	w.base[3] = 'R';
+	char c;
+	assert_int_equal(pread(b, &c, 1, PAGE + 3), 1);
+	assert_int_equal(c, 'W');
+	assert_int_equal(pread(a, &c, 1, 3), 1);
+	assert_int_equal(c, 'a');
+	/* And its size is followed, as a new mapping's. */
+	assert_int_equal(ftruncate(b, PAGE), 0);
+	assert_int_equal(dax_window_watch_events(&w), 1);
+	assert_int_equal(w.base[8 * PAGE], 0);
+	close(a);
+	close(b);
+	dax_window_destroy(&w);
+	free(buf);
+	files_remove(&f);
+}
+
+/* A file gone since the save leaves its range scratch memory; the rest
+ * comes back. */
+static void test_restore_leaves_a_vanished_file_unmapped(void **state)
+{
+	(void)state;
+	struct files f;
+	unsigned char *buf;
+	size_t len = save_two(&f, &buf);
+	struct dax_window w;
+	char err[256];
+	assert_int_equal(dax_window_create(&w, WINDOW, MAX_MAPS), 0);
+	unlink(f.path[0]);
+	f.gone = 1u << 1;
+	assert_int_equal(restore(&w, &f, buf, len, err), 0);
+	assert_int_equal(w.nr_maps, 1);
+	assert_false(file_mapped(w.base, PAGE));
+	assert_int_equal(w.base[0], 0);
+	assert_int_equal(w.base[2 * PAGE - 1], 0);
+	assert_int_equal(w.base[8 * PAGE], 'a' + 7 + 1);
+	assert_true(window_whole(&w));
+	dax_window_destroy(&w);
+	free(buf);
+	files_remove(&f);
+}
+
+/* A file shorter than when saved: the pages the guest knew and the file
+ * no longer has read zeros (no SIGBUS, no EFAULT for KVM), as after the
+ * watch's event. */
+static void test_restore_follows_a_file_shrunk_since(void **state)
+{
+	(void)state;
+	struct files f;
+	unsigned char *buf;
+	size_t len = save_two(&f, &buf);
+	int b = files_open(&f, 2, true);
+	assert_int_equal(ftruncate(b, 2 * PAGE), 0);
+	struct dax_window w;
+	char err[256];
+	assert_int_equal(dax_window_create(&w, WINDOW, MAX_MAPS), 0);
+	assert_int_equal(restore(&w, &f, buf, len, err), 0);
+	assert_int_equal(w.base[8 * PAGE], 'a' + 7 + 1);
+	assert_int_equal(w.base[9 * PAGE], 0);
+	/* Grown back, the file has its pages again. */
+	assert_int_equal(pwrite(b, "g", 1, 3 * PAGE), 1);
+	dax_window_file_grown(&w);
+	assert_int_equal(w.base[9 * PAGE], 0); /* the file's new zeros */
+	assert_true(file_mapped(w.base + 9 * PAGE, PAGE));
+	close(b);
+	dax_window_destroy(&w);
+	free(buf);
+	files_remove(&f);
+}
+
+static void put_map(struct state_out *o, uint64_t moffset, uint64_t len,
+		    uint64_t foffset, uint64_t key, uint8_t writable)
+{
+	state_put_u64(o, moffset);
+	state_put_u64(o, len);
+	state_put_u64(o, foffset);
+	state_put_u64(o, 4 * PAGE);
+	state_put_u64(o, key);
+	state_put_u8(o, writable);
+}
+
+/* A state made of count and the mappings given, each (moffset, len,
+ * foffset, key, writable), restored into w. */
+static int restore_made(struct dax_window *w, struct files *f, uint32_t count,
+			const uint64_t (*maps)[5], unsigned int n)
+{
+	struct state_out out = {0};
+	state_put_u32(&out, count);
+	for (unsigned int i = 0; i < n; i++)
+		put_map(&out, maps[i][0], maps[i][1], maps[i][2], maps[i][3],
+			(uint8_t)maps[i][4]);
+	unsigned char *buf;
+	size_t len;
+	assert_int_equal(state_out_finish(&out, &buf, &len), 0);
+	char err[256];
+	int ret = restore(w, f, buf, len, err);
+	if (ret)
+		assert_true(err[0] != '\0' && !strchr(err, '\n'));
+	free(buf);
+	return ret;
+}
+
+static void test_restore_refuses_hostile_state(void **state)
+{
+	(void)state;
+	struct files f;
+	unsigned char *buf;
+	size_t len = save_two(&f, &buf);
+	struct dax_window w;
+	char err[256];
+	assert_int_equal(dax_window_create(&w, WINDOW, MAX_MAPS), 0);
+
+	/* Cut at every length. */
+	for (size_t cut = 0; cut < len; cut++) {
+		assert_int_equal(restore(&w, &f, buf, cut, err), -EBADMSG);
+		assert_window_new(&w);
+	}
+	const uint64_t two_pages = 2 * PAGE;
+	const uint64_t bad[][2][5] = {
+		/* overlapping, either order */
+		{{0, two_pages, 0, 1, 0}, {PAGE, two_pages, 0, 2, 0}},
+		{{8 * PAGE, two_pages, 0, 1, 0}, {0, 9 * PAGE, 0, 2, 0}},
+		/* past the window, or wrapping around */
+		{{0, PAGE, 0, 1, 0}, {WINDOW - PAGE, two_pages, 0, 2, 0}},
+		{{0, PAGE, 0, 1, 0}, {WINDOW, PAGE, 0, 2, 0}},
+		{{0, PAGE, 0, 1, 0}, {PAGE, UINT64_MAX - PAGE + 1, 0, 2, 0}},
+		/* unaligned, empty, a file offset past any file's */
+		{{0, PAGE, 0, 1, 0}, {PAGE + 1, PAGE, 0, 2, 0}},
+		{{0, PAGE, 0, 1, 0}, {PAGE, 0, 0, 2, 0}},
+		{{0, PAGE, 0, 1, 0}, {PAGE, PAGE, 3, 2, 0}},
+		{{0, PAGE, 0, 1, 0}, {PAGE, PAGE, (uint64_t)INT64_MAX & ~(PAGE - 1), 2, 0}},
+		/* writable neither 0 nor 1 */
+		{{0, PAGE, 0, 1, 0}, {PAGE, PAGE, 0, 2, 2}},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(restore_made(&w, &f, 2, bad[i], 2), -EBADMSG);
+		assert_window_new(&w);
+	}
+	/* More than max_maps, and a count the bytes do not hold. */
+	uint64_t many[MAX_MAPS + 1][5];
+	for (unsigned int i = 0; i < MAX_MAPS + 1; i++) {
+		many[i][0] = i * PAGE;
+		many[i][1] = PAGE;
+		many[i][2] = 0;
+		many[i][3] = 1 + i % 2;
+		many[i][4] = 0;
+	}
+	assert_int_equal(restore_made(&w, &f, MAX_MAPS + 1, many, MAX_MAPS + 1), -EBADMSG);
+	assert_window_new(&w);
+	assert_int_equal(restore_made(&w, &f, UINT32_MAX, many, 2), -EBADMSG);
+	assert_window_new(&w);
+	/* max_maps itself fits: an unmap's split can make that many. */
+	assert_int_equal(restore_made(&w, &f, MAX_MAPS, many, MAX_MAPS), 0);
+	assert_int_equal(w.nr_maps, MAX_MAPS);
+	dax_window_destroy(&w);
+
+	/* A failure after some mappings went in takes them out again: the
+	 * second file cannot be opened. */
+	assert_int_equal(dax_window_create(&w, WINDOW, MAX_MAPS), 0);
+	f.fail = 1u << 2;
+	f.fail_err = -EMFILE;
+	assert_int_equal(restore(&w, &f, buf, len, err), -EMFILE);
+	assert_true(err[0] != '\0');
+	assert_window_new(&w);
+	dax_window_destroy(&w);
+	free(buf);
+	files_remove(&f);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -426,6 +723,10 @@ int main(void)
 		cmocka_unit_test(test_failed_mapping_leaves_no_hole),
 		cmocka_unit_test(test_stray_stores_stay_in_the_window),
 		cmocka_unit_test(test_repair_covers_pages_never_in_the_file),
+		cmocka_unit_test(test_restore_maps_the_saved_files),
+		cmocka_unit_test(test_restore_leaves_a_vanished_file_unmapped),
+		cmocka_unit_test(test_restore_follows_a_file_shrunk_since),
+		cmocka_unit_test(test_restore_refuses_hostile_state),
 	};
 	return cmocka_run_group_tests_name("dax_window", tests, NULL, NULL);
 }
