@@ -490,6 +490,15 @@ static int restore_header(struct restore *r, struct reader *in,
 	return 0;
 }
 
+/* Back to a fresh server's tables and session. */
+static void forget_state(struct fuse_server *srv)
+{
+	handle_table_reset(&srv->handles);
+	inode_table_reset(&srv->inodes);
+	atomic_store(&srv->flags, 0);
+	atomic_store(&srv->initialized, false);
+}
+
 static int restore(struct restore *r, struct reader *in)
 {
 	struct fuse_server *srv = r->srv;
@@ -503,8 +512,7 @@ static int restore(struct restore *r, struct reader *in)
 	if (!err && in->left)
 		err = fail(r, -EBADMSG, "%zu bytes after the last record", in->left);
 	if (err) {
-		handle_table_reset(&srv->handles);
-		inode_table_reset(&srv->inodes);
+		forget_state(srv);
 		return err;
 	}
 	/* Ids the old server handed out and the guest forgot stay unused. */
@@ -533,4 +541,44 @@ int fuse_server_restore_state(struct fuse_server *srv, const unsigned char *buf,
 
 	pthread_mutex_unlock(&srv->session_lock);
 	return ret;
+}
+
+/* --- the DAX window's files --- */
+
+int fuse_server_node_of_fd(struct fuse_server *srv, int fd, uint64_t *nodeid)
+{
+	struct stat st;
+
+	*nodeid = 0;
+	if (fstat(fd, &st) < 0)
+		return -errno;
+	*nodeid = inode_table_find(&srv->inodes, &st);
+	return *nodeid ? 0 : -ENOENT;
+}
+
+int fuse_server_open_node(struct fuse_server *srv, uint64_t nodeid,
+			  bool writable)
+{
+	if (writable && srv->readonly)
+		return -EROFS;
+	struct inode *inode = inode_get(&srv->inodes, nodeid);
+
+	if (!inode)
+		return -ESTALE;
+	/* As SETUPMAPPING takes a file: regular, on a file system whose
+	 * pages can be mapped. */
+	int fd = inode->fd < 0 ? -ESTALE
+		 : inode->kind != HOST_FS_MAPPABLE ? -EOPNOTSUPP
+		 : fuse_open_regular(srv, inode->fd, inode->type,
+				     writable ? O_RDWR : O_RDONLY);
+
+	inode_put(&srv->inodes, inode);
+	return fd;
+}
+
+void fuse_server_forget_state(struct fuse_server *srv)
+{
+	pthread_mutex_lock(&srv->session_lock);
+	forget_state(srv);
+	pthread_mutex_unlock(&srv->session_lock);
 }

@@ -4,7 +4,9 @@
 #ifndef FSVM_FUSE_STATE_H
 #define FSVM_FUSE_STATE_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "fs/fuse_server.h"
 
@@ -67,5 +69,20 @@ int fuse_server_save_state(struct fuse_server *srv, unsigned char **buf,
  * Any input is survivable. */
 int fuse_server_restore_state(struct fuse_server *srv, const unsigned char *buf,
 			      size_t len, char *err, size_t errlen);
+
+/* Undoes a restore that succeeded, for a caller whose own restore failed
+ * after it: the server is fresh again (its next ids stay where they are).
+ * No request may be in flight. */
+void fuse_server_forget_state(struct fuse_server *srv);
+
+/* For the device's DAX window, which names its mappings' files by node
+ * id in a snapshot: the node id of the file open at fd (0 and -ENOENT
+ * when the guest holds no node of it), and the regular file a node names
+ * opened again for a mapping, read-only or read-write (an fd, -ESTALE for
+ * an unknown or stale node, -EROFS for writable on a read-only share, or
+ * another -errno). */
+int fuse_server_node_of_fd(struct fuse_server *srv, int fd, uint64_t *nodeid);
+int fuse_server_open_node(struct fuse_server *srv, uint64_t nodeid,
+			  bool writable);
 
 #endif
