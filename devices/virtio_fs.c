@@ -15,6 +15,7 @@
 
 #include "core/log.h"
 #include "devices/device.h"
+#include "fs/fuse_state.h"
 
 /* DRIVER_OK, a reset and a doorbell are the queue engine's to serve. */
 static int virtio_fs_activate(void *opaque, struct virtio_queue *queues,
@@ -228,3 +229,77 @@ static const struct device_type virtio_fs_type = {
 	.repair_memory = virtio_fs_repair_memory,
 };
 DEVICE_REGISTER(virtio_fs_type);
+
+/* --- snapshots --- */
+
+/* 0 for a file the guest holds no node of: its open answers ESTALE. */
+static uint64_t dax_key_of(void *opaque, int fd)
+{
+	struct virtio_fs *fs = opaque;
+	uint64_t nodeid;
+	fuse_server_node_of_fd(fs->server, fd, &nodeid);
+	return nodeid;
+}
+
+static int dax_open_key(void *opaque, uint64_t nodeid, bool writable)
+{
+	struct virtio_fs *fs = opaque;
+	return fuse_server_open_node(fs->server, nodeid, writable);
+}
+
+/* The device's state: the FUSE state's length and bytes, the window's
+ * size (0: none) and, with a window, its mappings. */
+int virtio_fs_save_state(struct virtio_fs *fs, struct state_out *out)
+{
+	unsigned char *fuse;
+	size_t len;
+	int err = fuse_server_save_state(fs->server, &fuse, &len);
+	if (err)
+		return err;
+	state_put_u32(out, (uint32_t)len); /* a state file holds 64 MiB */
+	state_put(out, fuse, len);
+	free(fuse);
+	state_put_u64(out, fs->dax.size);
+	if (fs->dax.base)
+		dax_window_save(&fs->dax, out, dax_key_of, fs);
+	return out->err;
+}
+
+int virtio_fs_restore_state(struct virtio_fs *fs, struct state_in *in,
+			    char *err, size_t errlen)
+{
+	/* The tag need not end in a NUL: %.*s stops at one or at its size. */
+	int tag_len = (int)sizeof(fs->config.tag);
+	uint32_t len = state_get_u32(in);
+	if (in->short_read || len > in->left)
+		return log_refusal(-EBADMSG, err, errlen, "%.*s: its state is cut short",
+				   tag_len, fs->config.tag);
+	char why[256];
+	int ret = fuse_server_restore_state(fs->server, in->p, len, why,
+					    sizeof(why));
+	if (ret)
+		return log_refusal(ret, err, errlen, "%.*s: %s", tag_len,
+				   fs->config.tag, why);
+	in->p += len;
+	in->left -= len;
+	uint64_t dax_size = state_get_u64(in);
+	if (in->short_read)
+		ret = log_refusal(-EBADMSG, err, errlen, "%.*s: its state is cut short",
+				  tag_len, fs->config.tag);
+	else if (dax_size != fs->dax.size)
+		ret = log_refusal(-EBADMSG, err, errlen,
+				  "%.*s: a DAX window of %llu bytes, this device's is %llu",
+				  tag_len, fs->config.tag,
+				  (unsigned long long)dax_size,
+				  (unsigned long long)fs->dax.size);
+	else if (fs->dax.base) {
+		ret = dax_window_restore(&fs->dax, in, dax_open_key, fs, why,
+					 sizeof(why));
+		if (ret)
+			log_refusal(ret, err, errlen, "%.*s: %s", tag_len,
+				    fs->config.tag, why);
+	}
+	if (ret)
+		fuse_server_forget_state(fs->server);
+	return ret;
+}

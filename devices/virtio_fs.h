@@ -8,6 +8,7 @@
 #include <linux/virtio_fs.h>
 
 #include "core/dax_window.h"
+#include "core/state_blob.h"
 #include "devices/virtio_fs_queues.h"
 #include "fs/fuse_server.h"
 #include "virtio/virtio_dev.h"
@@ -49,6 +50,19 @@ int virtio_fs_create(struct virtio_fs *fs, const char *tag,
 		     const struct fuse_server_config *cfg,
 		     unsigned int nr_request_queues, uint64_t dax_size,
 		     unsigned int dax_max_maps);
+
+/* For a snapshot (docs/snapshot.md): the share's FUSE state, then its
+ * DAX window's mappings, each file named by the node id the guest holds
+ * for it; the transport's state is its own (virtio_transport_save). The
+ * device must be quiescent: the vCPUs stopped and no request in hand on
+ * any queue or waiting on a lock (the queues keep no count of those: the
+ * caller waits for them to drain). Returns 0 or -errno. */
+int virtio_fs_save_state(struct virtio_fs *fs, struct state_out *out);
+/* Into a device as new (created on the same share, with a window of the
+ * same size, its queues not started), what save wrote. Returns 0, or
+ * -errno with a line in err and the device as new again. */
+int virtio_fs_restore_state(struct virtio_fs *fs, struct state_in *in,
+			    char *err, size_t errlen);
 
 /* The window as a FUSE server's DAX operations. */
 struct fuse_dax_ops virtio_fs_dax_ops(struct dax_window *w);
