@@ -516,27 +516,50 @@ static size_t save_two(struct files *f, unsigned char **buf)
 	return len;
 }
 
-static void test_restore_maps_the_saved_files(void **state)
-{
-	(void)state;
+/* Each restore test's: the state save_two made and a new window. */
+struct saved {
 	struct files f;
 	unsigned char *buf;
-	size_t len = save_two(&f, &buf);
+	size_t len;
 	struct dax_window w;
+};
+
+static int saved_setup(void **state)
+{
+	static struct saved sv;
+	sv.len = save_two(&sv.f, &sv.buf);
+	assert_int_equal(dax_window_create(&sv.w, WINDOW, MAX_MAPS), 0);
+	*state = &sv;
+	return 0;
+}
+
+static int saved_teardown(void **state)
+{
+	struct saved *sv = *state;
+	dax_window_destroy(&sv->w);
+	free(sv->buf);
+	files_remove(&sv->f);
+	return 0;
+}
+
+static void test_restore_maps_the_saved_files(void **state)
+{
+	struct saved *sv = *state;
+	struct files *f = &sv->f;
+	struct dax_window *w = &sv->w;
 	char err[256];
-	assert_int_equal(dax_window_create(&w, WINDOW, MAX_MAPS), 0);
-	assert_int_equal(restore(&w, &f, buf, len, err), 0);
-	assert_int_equal(w.nr_maps, 2);
+	assert_int_equal(restore(w, f, sv->buf, sv->len, err), 0);
+	assert_int_equal(w->nr_maps, 2);
 
 	char page[2 * PAGE];
-	int a = files_open(&f, 1, false), b = files_open(&f, 2, true);
+	int a = files_open(f, 1, false), b = files_open(f, 2, true);
 	assert_int_equal(pread(a, page, sizeof(page), 0), (ssize_t)sizeof(page));
-	assert_memory_equal(w.base, page, sizeof(page));
+	assert_memory_equal(w->base, page, sizeof(page));
 	assert_int_equal(pread(b, page, sizeof(page), PAGE), (ssize_t)sizeof(page));
-	assert_memory_equal(w.base + 8 * PAGE, page, sizeof(page));
+	assert_memory_equal(w->base + 8 * PAGE, page, sizeof(page));
 	/* The writable one writes the file; the read-only one does not. */
-	w.base[8 * PAGE + 3] = 'W';
-	w.base[3] = 'R';
+	w->base[8 * PAGE + 3] = 'W';
+	w->base[3] = 'R';
 	char c;
 	assert_int_equal(pread(b, &c, 1, PAGE + 3), 1);
 	assert_int_equal(c, 'W');
@@ -544,38 +567,29 @@ static void test_restore_maps_the_saved_files(void **state)
 	assert_int_equal(c, 'a');
 	/* And its size is followed, as a new mapping's. */
 	assert_int_equal(ftruncate(b, PAGE), 0);
-	assert_int_equal(dax_window_watch_events(&w), 1);
-	assert_int_equal(w.base[8 * PAGE], 0);
+	assert_int_equal(dax_window_watch_events(w), 1);
+	assert_int_equal(w->base[8 * PAGE], 0);
 	close(a);
 	close(b);
-	dax_window_destroy(&w);
-	free(buf);
-	files_remove(&f);
 }
 
 /* A file gone since the save leaves its range scratch memory; the rest
  * comes back. */
 static void test_restore_leaves_a_vanished_file_unmapped(void **state)
 {
-	(void)state;
-	struct files f;
-	unsigned char *buf;
-	size_t len = save_two(&f, &buf);
-	struct dax_window w;
+	struct saved *sv = *state;
+	struct files *f = &sv->f;
+	struct dax_window *w = &sv->w;
 	char err[256];
-	assert_int_equal(dax_window_create(&w, WINDOW, MAX_MAPS), 0);
-	unlink(f.path[0]);
-	f.gone = 1u << 1;
-	assert_int_equal(restore(&w, &f, buf, len, err), 0);
-	assert_int_equal(w.nr_maps, 1);
-	assert_false(file_mapped(w.base, PAGE));
-	assert_int_equal(w.base[0], 0);
-	assert_int_equal(w.base[2 * PAGE - 1], 0);
-	assert_int_equal(w.base[8 * PAGE], 'a' + 7 + 1);
-	assert_true(window_whole(&w));
-	dax_window_destroy(&w);
-	free(buf);
-	files_remove(&f);
+	unlink(f->path[0]);
+	f->gone = 1u << 1;
+	assert_int_equal(restore(w, f, sv->buf, sv->len, err), 0);
+	assert_int_equal(w->nr_maps, 1);
+	assert_false(file_mapped(w->base, PAGE));
+	assert_int_equal(w->base[0], 0);
+	assert_int_equal(w->base[2 * PAGE - 1], 0);
+	assert_int_equal(w->base[8 * PAGE], 'a' + 7 + 1);
+	assert_true(window_whole(w));
 }
 
 /* A file shorter than when saved: the pages the guest knew and the file
@@ -583,27 +597,21 @@ static void test_restore_leaves_a_vanished_file_unmapped(void **state)
  * watch's event. */
 static void test_restore_follows_a_file_shrunk_since(void **state)
 {
-	(void)state;
-	struct files f;
-	unsigned char *buf;
-	size_t len = save_two(&f, &buf);
-	int b = files_open(&f, 2, true);
-	assert_int_equal(ftruncate(b, 2 * PAGE), 0);
-	struct dax_window w;
+	struct saved *sv = *state;
+	struct files *f = &sv->f;
+	struct dax_window *w = &sv->w;
 	char err[256];
-	assert_int_equal(dax_window_create(&w, WINDOW, MAX_MAPS), 0);
-	assert_int_equal(restore(&w, &f, buf, len, err), 0);
-	assert_int_equal(w.base[8 * PAGE], 'a' + 7 + 1);
-	assert_int_equal(w.base[9 * PAGE], 0);
+	int b = files_open(f, 2, true);
+	assert_int_equal(ftruncate(b, 2 * PAGE), 0);
+	assert_int_equal(restore(w, f, sv->buf, sv->len, err), 0);
+	assert_int_equal(w->base[8 * PAGE], 'a' + 7 + 1);
+	assert_int_equal(w->base[9 * PAGE], 0);
 	/* Grown back, the file has its pages again. */
 	assert_int_equal(pwrite(b, "g", 1, 3 * PAGE), 1);
-	dax_window_file_grown(&w);
-	assert_int_equal(w.base[9 * PAGE], 0); /* the file's new zeros */
-	assert_true(file_mapped(w.base + 9 * PAGE, PAGE));
+	dax_window_file_grown(w);
+	assert_int_equal(w->base[9 * PAGE], 0); /* the file's new zeros */
+	assert_true(file_mapped(w->base + 9 * PAGE, PAGE));
 	close(b);
-	dax_window_destroy(&w);
-	free(buf);
-	files_remove(&f);
 }
 
 static void put_map(struct state_out *o, uint64_t moffset, uint64_t len,
@@ -640,18 +648,15 @@ static int restore_made(struct dax_window *w, struct files *f, uint32_t count,
 
 static void test_restore_refuses_hostile_state(void **state)
 {
-	(void)state;
-	struct files f;
-	unsigned char *buf;
-	size_t len = save_two(&f, &buf);
-	struct dax_window w;
+	struct saved *sv = *state;
+	struct files *f = &sv->f;
+	struct dax_window *w = &sv->w;
 	char err[256];
-	assert_int_equal(dax_window_create(&w, WINDOW, MAX_MAPS), 0);
 
 	/* Cut at every length. */
-	for (size_t cut = 0; cut < len; cut++) {
-		assert_int_equal(restore(&w, &f, buf, cut, err), -EBADMSG);
-		assert_window_new(&w);
+	for (size_t cut = 0; cut < sv->len; cut++) {
+		assert_int_equal(restore(w, f, sv->buf, cut, err), -EBADMSG);
+		assert_window_new(w);
 	}
 	const uint64_t two_pages = 2 * PAGE;
 	const uint64_t bad[][2][5] = {
@@ -671,8 +676,8 @@ static void test_restore_refuses_hostile_state(void **state)
 		{{0, PAGE, 0, 1, 0}, {PAGE, PAGE, 0, 2, 2}},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		assert_int_equal(restore_made(&w, &f, 2, bad[i], 2), -EBADMSG);
-		assert_window_new(&w);
+		assert_int_equal(restore_made(w, f, 2, bad[i], 2), -EBADMSG);
+		assert_window_new(w);
 	}
 	/* More than max_maps, and a count the bytes do not hold. */
 	uint64_t many[MAX_MAPS + 1][5];
@@ -683,26 +688,23 @@ static void test_restore_refuses_hostile_state(void **state)
 		many[i][3] = 1 + i % 2;
 		many[i][4] = 0;
 	}
-	assert_int_equal(restore_made(&w, &f, MAX_MAPS + 1, many, MAX_MAPS + 1), -EBADMSG);
-	assert_window_new(&w);
-	assert_int_equal(restore_made(&w, &f, UINT32_MAX, many, 2), -EBADMSG);
-	assert_window_new(&w);
+	assert_int_equal(restore_made(w, f, MAX_MAPS + 1, many, MAX_MAPS + 1), -EBADMSG);
+	assert_window_new(w);
+	assert_int_equal(restore_made(w, f, UINT32_MAX, many, 2), -EBADMSG);
+	assert_window_new(w);
 	/* max_maps itself fits: an unmap's split can make that many. */
-	assert_int_equal(restore_made(&w, &f, MAX_MAPS, many, MAX_MAPS), 0);
-	assert_int_equal(w.nr_maps, MAX_MAPS);
-	dax_window_destroy(&w);
+	assert_int_equal(restore_made(w, f, MAX_MAPS, many, MAX_MAPS), 0);
+	assert_int_equal(w->nr_maps, MAX_MAPS);
+	dax_window_destroy(w);
 
 	/* A failure after some mappings went in takes them out again: the
 	 * second file cannot be opened. */
-	assert_int_equal(dax_window_create(&w, WINDOW, MAX_MAPS), 0);
-	f.fail = 1u << 2;
-	f.fail_err = -EMFILE;
-	assert_int_equal(restore(&w, &f, buf, len, err), -EMFILE);
+	assert_int_equal(dax_window_create(w, WINDOW, MAX_MAPS), 0);
+	f->fail = 1u << 2;
+	f->fail_err = -EMFILE;
+	assert_int_equal(restore(w, f, sv->buf, sv->len, err), -EMFILE);
 	assert_true(err[0] != '\0');
-	assert_window_new(&w);
-	dax_window_destroy(&w);
-	free(buf);
-	files_remove(&f);
+	assert_window_new(w);
 }
 
 int main(void)
@@ -723,10 +725,14 @@ int main(void)
 		cmocka_unit_test(test_failed_mapping_leaves_no_hole),
 		cmocka_unit_test(test_stray_stores_stay_in_the_window),
 		cmocka_unit_test(test_repair_covers_pages_never_in_the_file),
-		cmocka_unit_test(test_restore_maps_the_saved_files),
-		cmocka_unit_test(test_restore_leaves_a_vanished_file_unmapped),
-		cmocka_unit_test(test_restore_follows_a_file_shrunk_since),
-		cmocka_unit_test(test_restore_refuses_hostile_state),
+		cmocka_unit_test_setup_teardown(test_restore_maps_the_saved_files, saved_setup,
+						saved_teardown),
+		cmocka_unit_test_setup_teardown(test_restore_leaves_a_vanished_file_unmapped, saved_setup,
+						saved_teardown),
+		cmocka_unit_test_setup_teardown(test_restore_follows_a_file_shrunk_since, saved_setup,
+						saved_teardown),
+		cmocka_unit_test_setup_teardown(test_restore_refuses_hostile_state, saved_setup,
+						saved_teardown),
 	};
 	return cmocka_run_group_tests_name("dax_window", tests, NULL, NULL);
 }

@@ -96,35 +96,56 @@ static int restore(struct virtio_fs *fs, const unsigned char *buf, size_t len,
 	return ret;
 }
 
-static void test_restored_device_goes_on(void **state)
-{
-	(void)state;
+/* Each test's: the first device's state and a second device, new. */
+struct saved {
 	struct share s;
-	share_make(&s);
 	uint64_t nodeid, fh;
 	unsigned char *buf;
-	size_t len = session_saved(&s, &nodeid, &fh, &buf);
-
+	size_t len;
 	struct virtio_fs fs;
 	struct fx f;
+};
+
+static int saved_setup(void **state)
+{
+	static struct saved sv;
+	share_make(&sv.s);
+	sv.len = session_saved(&sv.s, &sv.nodeid, &sv.fh, &sv.buf);
+	device_make(&sv.fs, &sv.f, &sv.s);
+	*state = &sv;
+	return 0;
+}
+
+static int saved_teardown(void **state)
+{
+	struct saved *sv = *state;
+	device_destroy(&sv->fs);
+	free(sv->buf);
+	return nftw(sv->s.root, fx_rm, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void test_restored_device_goes_on(void **state)
+{
+	struct saved *sv = *state;
+	struct virtio_fs *fs = &sv->fs;
+	struct fx *f = &sv->f;
 	char err[256];
-	device_make(&fs, &f, &s);
-	assert_int_equal(restore(&fs, buf, len, err), 0);
+	assert_int_equal(restore(fs, sv->buf, sv->len, err), 0);
 	/* The node id and the handle answer. */
 	struct fuse_attr attr;
-	assert_int_equal(fx_getattr(&f, nodeid, &attr), 0);
+	assert_int_equal(fx_getattr(f, sv->nodeid, &attr), 0);
 	assert_int_equal(attr.size, 4 * PAGE);
 	char got[4];
-	assert_int_equal(fx_read(&f, fh, 2 * PAGE, sizeof(got), got), sizeof(got));
+	assert_int_equal(fx_read(f, sv->fh, 2 * PAGE, sizeof(got), got), sizeof(got));
 	assert_memory_equal(got, "cccc", sizeof(got));
 	/* The mappings are in the window, the writable one the file's. */
-	assert_int_equal(fs.dax.nr_maps, 2);
-	assert_int_equal(fs.dax.base[0], 'a');
-	assert_int_equal(fs.dax.base[PAGE], 'b');
-	assert_int_equal(fs.dax.base[MAP_AT], 'b');
-	assert_int_equal(fs.dax.base[MAP_AT + 2 * PAGE - 1], 'c');
-	fs.dax.base[MAP_AT + 5] = 'W';
-	int fd = open(s.path, O_RDONLY | O_CLOEXEC);
+	assert_int_equal(fs->dax.nr_maps, 2);
+	assert_int_equal(fs->dax.base[0], 'a');
+	assert_int_equal(fs->dax.base[PAGE], 'b');
+	assert_int_equal(fs->dax.base[MAP_AT], 'b');
+	assert_int_equal(fs->dax.base[MAP_AT + 2 * PAGE - 1], 'c');
+	fs->dax.base[MAP_AT + 5] = 'W';
+	int fd = open(sv->s.path, O_RDONLY | O_CLOEXEC);
 	char c;
 	assert_int_equal(pread(fd, &c, 1, PAGE + 5), 1);
 	assert_int_equal(c, 'W');
@@ -132,88 +153,68 @@ static void test_restored_device_goes_on(void **state)
 	/* And the guest goes on with them: REMOVEMAPPING, RELEASE. */
 	struct fuse_removemapping_in rm = {.count = 1};
 	struct fuse_removemapping_one one = {.moffset = MAP_AT, .len = 2 * PAGE};
-	req_begin(FUSE_REMOVEMAPPING, nodeid);
+	req_begin(FUSE_REMOVEMAPPING, sv->nodeid);
 	req_add(&rm, sizeof(rm));
 	req_add(&one, sizeof(one));
-	assert_int_equal(req_send(&f), 0);
-	assert_int_equal(fs.dax.nr_maps, 1);
-	assert_int_equal(fx_release(&f, fh), 0);
-	device_destroy(&fs);
-	free(buf);
-	nftw(s.root, fx_rm, 16, FTW_DEPTH | FTW_PHYS);
+	assert_int_equal(req_send(f), 0);
+	assert_int_equal(fs->dax.nr_maps, 1);
+	assert_int_equal(fx_release(f, sv->fh), 0);
 }
 
 /* A state cut anywhere is refused, leaving the device as new: the same
  * device then takes the whole state. */
 static void test_cut_state_refused(void **state)
 {
-	(void)state;
-	struct share s;
-	share_make(&s);
-	uint64_t nodeid, fh;
-	unsigned char *buf;
-	size_t len = session_saved(&s, &nodeid, &fh, &buf);
-
-	struct virtio_fs fs;
-	struct fx f;
+	struct saved *sv = *state;
+	struct virtio_fs *fs = &sv->fs;
 	char err[256];
-	device_make(&fs, &f, &s);
-	for (size_t cut = 0; cut < len; cut++) {
+	for (size_t cut = 0; cut < sv->len; cut++) {
 		err[0] = '\0';
-		assert_true(restore(&fs, buf, cut, err) < 0);
+		assert_true(restore(fs, sv->buf, cut, err) < 0);
 		assert_true(err[0] != '\0' && !strchr(err, '\n'));
-		assert_int_equal(fuse_server_inode_count(fs.server), 1);
-		assert_int_equal(fuse_server_handle_count(fs.server), 0);
-		assert_int_equal(fs.dax.nr_maps, 0);
-		assert_int_equal(fs.dax.base[0], 0);
+		assert_int_equal(fuse_server_inode_count(fs->server), 1);
+		assert_int_equal(fuse_server_handle_count(fs->server), 0);
+		assert_int_equal(fs->dax.nr_maps, 0);
+		assert_int_equal(fs->dax.base[0], 0);
 	}
-	assert_int_equal(restore(&fs, buf, len, err), 0);
-	assert_int_equal(fs.dax.nr_maps, 2);
-	device_destroy(&fs);
+	assert_int_equal(restore(fs, sv->buf, sv->len, err), 0);
+	assert_int_equal(fs->dax.nr_maps, 2);
 
 	/* A device whose window is not the saved one's. */
-	struct fuse_server_config cfg = {.root = s.root, .cache = FUSE_CACHE_AUTO};
-	assert_int_equal(virtio_fs_create(&fs, "t", &cfg, 1, 2 * WINDOW, 64), 0);
-	assert_int_equal(restore(&fs, buf, len, err), -EBADMSG);
-	assert_int_equal(fuse_server_inode_count(fs.server), 1);
-	device_destroy(&fs);
-	free(buf);
-	nftw(s.root, fx_rm, 16, FTW_DEPTH | FTW_PHYS);
+	struct virtio_fs other;
+	struct fuse_server_config cfg = {.root = sv->s.root, .cache = FUSE_CACHE_AUTO};
+	assert_int_equal(virtio_fs_create(&other, "t", &cfg, 1, 2 * WINDOW, 64), 0);
+	assert_int_equal(restore(&other, sv->buf, sv->len, err), -EBADMSG);
+	assert_int_equal(fuse_server_inode_count(other.server), 1);
+	device_destroy(&other);
 }
 
 /* The file gone since the save: its node answers ESTALE, and its ranges
  * of the window stay scratch memory. */
 static void test_vanished_file_leaves_its_range_unmapped(void **state)
 {
-	(void)state;
-	struct share s;
-	share_make(&s);
-	uint64_t nodeid, fh;
-	unsigned char *buf;
-	size_t len = session_saved(&s, &nodeid, &fh, &buf);
-	assert_int_equal(unlink(s.path), 0);
-
-	struct virtio_fs fs;
-	struct fx f;
+	struct saved *sv = *state;
+	struct virtio_fs *fs = &sv->fs;
+	struct fx *f = &sv->f;
+	assert_int_equal(unlink(sv->s.path), 0);
 	char err[256];
-	device_make(&fs, &f, &s);
-	assert_int_equal(restore(&fs, buf, len, err), 0);
+	assert_int_equal(restore(fs, sv->buf, sv->len, err), 0);
 	struct fuse_attr attr;
-	assert_int_equal(fx_getattr(&f, nodeid, &attr), -ESTALE);
-	assert_int_equal(fs.dax.nr_maps, 0);
-	assert_int_equal(fs.dax.base[0], 0);
-	assert_int_equal(fs.dax.base[MAP_AT], 0);
-	device_destroy(&fs);
-	free(buf);
-	nftw(s.root, fx_rm, 16, FTW_DEPTH | FTW_PHYS);
+	assert_int_equal(fx_getattr(f, sv->nodeid, &attr), -ESTALE);
+	assert_int_equal(fs->dax.nr_maps, 0);
+	assert_int_equal(fs->dax.base[0], 0);
+	assert_int_equal(fs->dax.base[MAP_AT], 0);
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_restored_device_goes_on),
-		cmocka_unit_test(test_cut_state_refused),
-		cmocka_unit_test(test_vanished_file_leaves_its_range_unmapped),
+		cmocka_unit_test_setup_teardown(test_restored_device_goes_on, saved_setup,
+						saved_teardown),
+		cmocka_unit_test_setup_teardown(test_cut_state_refused, saved_setup,
+						saved_teardown),
+		cmocka_unit_test_setup_teardown(test_vanished_file_leaves_its_range_unmapped,
+						saved_setup, saved_teardown),
 	};
 	return cmocka_run_group_tests_name("virtio_fs_state", tests, NULL, NULL);
 }
