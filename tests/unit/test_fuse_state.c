@@ -651,6 +651,74 @@ static void sealed_nodes_come_back_sealed(void **state)
 	assert_int_equal(fx_getattr(f, sys, &attr), -ESTALE);
 }
 
+/* The device's DAX window names its files by node id: a file's node from
+ * an fd of it, and the node's file opened again, for reading or writing;
+ * an unknown, stale or forgotten node ESTALE. */
+static void the_dax_window_names_files_by_node(void **state)
+{
+	struct fx *f = *state;
+	struct fuse_server *old;
+	uint64_t nodeid;
+	char buf[16];
+
+	fx_write_file(f, "m", "mapped bytes");
+	fx_write_file(f, "n", "never looked up");
+	assert_int_equal(mkdir(fx_path(f, "d"), 0755), 0);
+	uint64_t m = fx_lookup_id(f, FUSE_ROOT_ID, "m");
+	uint64_t d = fx_lookup_id(f, FUSE_ROOT_ID, "d");
+	int fd = open(fx_path(f, "m"), O_RDONLY | O_CLOEXEC);
+
+	assert_int_equal(fuse_server_node_of_fd(f->srv, fd, &nodeid), 0);
+	assert_int_equal(nodeid, m);
+	close(fd);
+	fd = open(fx_path(f, "n"), O_RDONLY | O_CLOEXEC);
+	assert_int_equal(fuse_server_node_of_fd(f->srv, fd, &nodeid), -ENOENT);
+	assert_int_equal(nodeid, 0);
+	close(fd);
+
+	fd = fuse_server_open_node(f->srv, m, false);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, buf, 6, 0), 6);
+	assert_memory_equal(buf, "mapped", 6);
+	assert_int_equal(fcntl(fd, F_GETFL) & O_ACCMODE, O_RDONLY);
+	close(fd);
+	fd = fuse_server_open_node(f->srv, m, true);
+	assert_int_equal(fcntl(fd, F_GETFL) & O_ACCMODE, O_RDWR);
+	close(fd);
+	assert_int_equal(fuse_server_open_node(f->srv, d, false), -EISDIR);
+	assert_int_equal(fuse_server_open_node(f->srv, 0, false), -ESTALE);
+	assert_int_equal(fuse_server_open_node(f->srv, m + 100, false), -ESTALE);
+
+	/* Gone before a restore: the node comes back stale. */
+	assert_int_equal(unlink(fx_path(f, "m")), 0);
+	save_and_swap(f, &old);
+	fuse_server_destroy(old);
+	assert_int_equal(fuse_server_open_node(f->srv, m, false), -ESTALE);
+	/* A restore undone: the server is fresh, its nodes unknown. */
+	fuse_server_forget_state(f->srv);
+	assert_int_equal(fuse_server_inode_count(f->srv), 1);
+	assert_int_equal(fuse_server_open_node(f->srv, d, false), -ESTALE);
+	assert_int_equal(fx_init(f, 38, FX_GUEST_FLAGS, FX_GUEST_FLAGS2, NULL), 0);
+
+	/* A read-only share opens nothing for writing. */
+	struct fuse_server_config cfg = f->cfg;
+	struct fuse_server *ro = NULL;
+
+	cfg.readonly = true;
+	assert_int_equal(fuse_server_create(&cfg, &ro), 0);
+	old = f->srv;
+	f->srv = ro;
+	assert_int_equal(fx_init(f, 38, FX_GUEST_FLAGS, FX_GUEST_FLAGS2, NULL), 0);
+	uint64_t n = fx_lookup_id(f, FUSE_ROOT_ID, "n");
+
+	assert_int_equal(fuse_server_open_node(ro, n, true), -EROFS);
+	fd = fuse_server_open_node(ro, n, false);
+	assert_true(fd >= 0);
+	close(fd);
+	f->srv = old;
+	fuse_server_destroy(ro);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -663,6 +731,7 @@ int main(void)
 		FX_TEST(truncated_and_flipped_blobs),
 		FX_TEST(hand_made_bad_records),
 		FX_TEST(sealed_nodes_come_back_sealed),
+		FX_TEST(the_dax_window_names_files_by_node),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
