@@ -187,7 +187,7 @@ $(GUEST)/modular/kernel/vmlinux: guest/microvm.config guest/modular.config guest
 # TSan report stops its test binary with a failure. Those that make KVM
 # VMs (UNIT_KVM) run in the lab on a machine with no /dev/kvm
 # (tools/unit-run); make test leaves them to make check.
-UNIT_KVM := test_virtio_pci
+UNIT_KVM := test_virtio_pci test_vcpu_state
 UNIT_ALL_BINS := $(UNIT_BINS) $(UNIT_SAN_BINS) $(UNIT_TSAN_BINS)
 UNIT_KVM_BINS := $(filter $(addprefix %/,$(UNIT_KVM)),$(UNIT_ALL_BINS))
 unit: $(UNIT_ALL_BINS)

@@ -43,6 +43,23 @@ bool arch_vcpu_stopped_for_good(struct vcpu *vcpu);
 void arch_vcpu_report(struct vcpu *vcpu, char *buf, size_t len);
 void arch_vm_report(struct vm *vm, char *buf, size_t len);
 
+/* A snapshot's architectural state, each a self-contained malloc'd blob
+ * (the caller frees it); 0 or a negative errno. A vCPU's is taken stopped
+ * out of KVM_RUN, its last exit handled and settled (vcpu_settle()); the
+ * VM's holds its in-kernel interrupt controllers, timer and clock. */
+int arch_vcpu_save_state(struct vcpu *vcpu, unsigned char **buf, size_t *len);
+int arch_vm_save_state(struct vm *vm, unsigned char **buf, size_t *len);
+
+/* Into a fresh VM made the same way (memory, vCPU count, interrupt
+ * controllers), its VM state first, then each vCPU's (arch_vcpu_init done,
+ * never run). Any input is checked, a blob from a host that differs in
+ * what the state needs refused: 0, or a negative errno with err one line
+ * naming the part that is wrong. */
+int arch_vm_restore_state(struct vm *vm, const unsigned char *buf, size_t len,
+			  char *err, size_t errlen);
+int arch_vcpu_restore_state(struct vcpu *vcpu, const unsigned char *buf,
+			    size_t len, char *err, size_t errlen);
+
 /* gdb's view of this architecture (core/gdb_stub.c, core/gdb_server.c):
  * the target description gdb reads as target.xml, the register file in
  * its numbering (the g packet), the breakpoint instruction. */

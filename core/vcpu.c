@@ -165,6 +165,14 @@ int vcpu_start(struct vcpu *vcpu)
 	return -err;
 }
 
+int vcpu_settle(struct vcpu *vcpu)
+{
+	vcpu->run->immediate_exit = 1;
+	int err = ioctl(vcpu->fd, KVM_RUN, 0) < 0 ? -errno : -EIO;
+	vcpu->run->immediate_exit = 0;
+	return err == -EINTR ? 0 : err;
+}
+
 void vcpus_check_halted(struct vm *vm)
 {
 	bool all_stopped = true;

@@ -31,6 +31,14 @@ int vcpu_create(struct vm *vm, struct vcpu *vcpu, unsigned int id,
 
 int vcpu_start(struct vcpu *vcpu);
 
+/* Completes the exit a stopped vCPU last left KVM_RUN with (a port or
+ * MMIO read's data into its registers, a string I/O's next step) without
+ * running the guest further: KVM_RUN with immediate_exit, which finishes
+ * the pending operation and returns EINTR (the KVM API doc, "kvm_run").
+ * Until then the vCPU's state is not the guest's: a snapshot calls this,
+ * after the exit was handled, before arch_vcpu_save_state(). */
+int vcpu_settle(struct vcpu *vcpu);
+
 /* The console said the guest halted, after the mark (called by the main
  * loop on each tick of vm->halt_check_fd): ends the VM with 125 when every
  * vCPU had stopped for good at the last kick, and kicks them all to look

@@ -11,6 +11,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "arch/x86/arch_vm.h"
 #include "arch/x86/memory_map.h"
 #include "core/kvm.h"
 #include "core/vcpu.h"
@@ -25,10 +26,6 @@
 #define APIC_MODE_EXTINT 0x7
 #define PIC_IRQS 16
 #define PIC_CASCADE_IRQ 2
-
-struct arch_vm {
-	struct kvm_cpuid2 *cpuid; /* what KVM supports; per-vCPU copies differ */
-};
 
 static bool cpuinfo_has_flag(const char *flag)
 {
@@ -81,6 +78,19 @@ static int kvm_get_supported_cpuid(struct vm *vm)
 	return 0;
 }
 
+const struct kvm_cpuid_entry2 *x86_supported_cpuid(const struct arch_vm *a,
+						   uint32_t function,
+						   uint32_t index)
+{
+	for (unsigned int i = 0; i < a->cpuid->nent; i++) {
+		const struct kvm_cpuid_entry2 *e = &a->cpuid->entries[i];
+		if (e->function == function &&
+		    (!(e->flags & KVM_CPUID_FLAG_SIGNIFCANT_INDEX) ||
+		     e->index == index))
+			return e;
+	}
+	return NULL;
+}
 
 int arch_vm_init(struct vm *vm, const char **why)
 {
