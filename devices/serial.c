@@ -18,6 +18,10 @@ void serial_init(struct serial *s, int out_fd,
 	s->dll = 0x0c; /* 9600 baud, the reset value firmware leaves */
 }
 
+/* The bits of IER and MCR a 16550A keeps. */
+#define IER_BITS 0x0f
+#define MCR_BITS 0x1f
+
 /* The highest-priority pending interrupt, as IIR encodes it. */
 static uint8_t serial_pending(const struct serial *s)
 {
@@ -140,7 +144,7 @@ static void serial_write_reg(struct serial *s, unsigned int reg, uint8_t v)
 		/* Enabling THRI with THR empty raises the interrupt at once. */
 		if ((v & UART_IER_THRI) && !(s->ier & UART_IER_THRI))
 			s->thr_irq = true;
-		s->ier = v & 0x0f;
+		s->ier = v & IER_BITS;
 		return;
 	case UART_FCR:
 		s->fcr = v & (UART_FCR_ENABLE_FIFO | 0xc0);
@@ -151,7 +155,7 @@ static void serial_write_reg(struct serial *s, unsigned int reg, uint8_t v)
 		s->lcr = v;
 		return;
 	case UART_MCR:
-		s->mcr = v & 0x1f;
+		s->mcr = v & MCR_BITS;
 		return;
 	case UART_LSR:
 	case UART_MSR:
@@ -218,9 +222,9 @@ int serial_restore(struct serial *s, struct state_in *in)
 	if (in->short_read || rx_len > SERIAL_RX_SIZE || rx_len > in->left)
 		return -EBADMSG;
 	pthread_mutex_lock(&s->lock);
-	s->ier = regs[0] & 0x0f; /* the bits a write keeps */
+	s->ier = regs[0] & IER_BITS;
 	s->lcr = regs[1];
-	s->mcr = regs[2] & 0x1f;
+	s->mcr = regs[2] & MCR_BITS;
 	s->lsr_err = regs[3];
 	s->msr = regs[4];
 	s->scr = regs[5];
