@@ -143,6 +143,21 @@ enum guest_exec_frame {
 	GUEST_EXEC_ERROR,   /* the process could not start: why */
 };
 
+/* Present: the boot is a snapshot's (fsvm run --snapshot-to). The init
+ * does all it does before a command (modules, the shares, the root) but
+ * run one: it writes GUEST_MARK_SNAPSHOT, where fsvm stops the VM and
+ * saves it. What follows the mark runs in each VM restored from it
+ * (fsvm run --restore): the init reads its job from the exit device, a
+ * 32-bit read of EXIT_DEV_REG_JOB_LEN (the archive's length, at most
+ * GUEST_JOB_MAX) and that many byte reads of EXIT_DEV_REG_JOB (rep insb:
+ * one exit a page), a newc cpio archive like the initramfs's job,
+ * unpacked under GUEST_RESTORED_JOB_DIR; it reads the command's files
+ * (argv, tty, cwd, cwd-required, env, user) from there, sets its
+ * terminals up again and runs the command. */
+#define GUEST_SPEC_SNAPSHOT GUEST_SPEC_DIR "/snapshot"
+#define GUEST_RESTORED_JOB_DIR "/run/fsvm-job"
+#define GUEST_JOB_MAX (4u << 20)
+
 /* The exit device: I/O ports through which the guest init hands back its
  * command's exit status, and marks the steps of its boot (fsvm -v shows
  * them on its timeline). */
@@ -150,9 +165,12 @@ enum guest_exec_frame {
 #define EXIT_DEV_LEN 8
 #define EXIT_DEV_REG_STATUS 0 /* byte write: exit status, ends the VM */
 #define EXIT_DEV_REG_MARK 1   /* byte write: a GUEST_MARK_* */
+#define EXIT_DEV_REG_JOB 2    /* byte read: a restored VM's job, in order */
 /* 32-bit write: the time on the kernel's message clock in microseconds, sent just
  * before GUEST_MARK_INIT: fsvm reckons when the kernel's clock started. */
 #define EXIT_DEV_REG_CLOCK 4
+/* 32-bit read: the length of a restored VM's job (0: none). */
+#define EXIT_DEV_REG_JOB_LEN 4
 
 /* The steps the init marks. GUEST_MARK_COMMAND also tells fsvm that from
  * now on only the exit device gives the VM a status. */
@@ -164,6 +182,9 @@ enum guest_exec_frame {
 /* Sent with the status when the kernel has oopsed (tainted 'D'): fsvm
  * ends with 125, not the command's status, as a crash says where. */
 #define GUEST_MARK_KERNEL_OOPSED 6
+/* The snapshot point (GUEST_SPEC_SNAPSHOT): the VM stops here, and each
+ * VM restored from it goes on from here. */
+#define GUEST_MARK_SNAPSHOT 7
 
 /* Console devices: the command's stdin/stdout, and its stderr (which also
  * carries kernel messages). */
