@@ -13,6 +13,7 @@ static const char *const keys[EXIT_REASON_COUNT] = {
 	[EXIT_REASON_BAD_DISK] = "bad_disk",
 	[EXIT_REASON_BAD_NETWORK] = "bad_network",
 	[EXIT_REASON_BAD_IMAGE] = "bad_image",
+	[EXIT_REASON_BAD_SNAPSHOT] = "bad_snapshot",
 	[EXIT_REASON_NO_KVM] = "no_kvm",
 	[EXIT_REASON_KVM_UNUSABLE] = "kvm_unusable",
 	[EXIT_REASON_OOM] = "oom",
@@ -28,6 +29,7 @@ static const char *const keys[EXIT_REASON_COUNT] = {
 	[EXIT_REASON_SIGNAL] = "signal",
 	[EXIT_REASON_ESCAPE_KEY] = "escape_key",
 	[EXIT_REASON_VMM_FAILED] = "vmm_failed",
+	[EXIT_REASON_SNAPSHOT_FAILED] = "snapshot_failed",
 };
 
 const char *exit_reason_key(enum exit_reason reason)
