@@ -71,3 +71,16 @@ unsigned int devices_repair_memory(void *opaque)
 				m->devices[i].dev);
 	return repaired;
 }
+
+int devices_can_snapshot(const struct machine *m, char *err, size_t errlen)
+{
+	for (unsigned int i = 0; i < m->nr_devices; i++) {
+		const struct device_type *t = m->devices[i].type;
+		if (!t->save && !t->stateless) {
+			snprintf(err, errlen,
+				 "a snapshot cannot hold a %s device yet", t->name);
+			return -ENOTSUP;
+		}
+	}
+	return 0;
+}

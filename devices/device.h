@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "core/event_loop.h"
+#include "core/state_blob.h"
 #include "core/vm.h"
 #include "virtio/virtio_bus.h"
 
@@ -66,6 +67,15 @@ struct device_type {
 	/* Optional. KVM could not back a guest page: fix what is this
 	 * device's to fix; returns how many fixes were made. */
 	unsigned int (*repair_memory)(void *dev);
+	/* For a snapshot (docs/snapshot.md), both or neither: the device's
+	 * own state, its transport's being the bus's, taken with the vCPUs
+	 * stopped (save may wait for requests in hand to finish); and back
+	 * into a device as added, before its transport's restore starts it,
+	 * with a line in err on failure. A type with neither is refused a
+	 * snapshot, unless it keeps nothing a restored VM needs. */
+	int (*save)(void *dev, struct state_out *out);
+	int (*restore)(void *dev, struct state_in *in, char *err, size_t errlen);
+	bool stateless;
 };
 
 #define DEVICE_REGISTER(type)                                                  \
@@ -91,6 +101,10 @@ void device_report_add(struct device_report *r, const char *name,
  * returns how many. */
 unsigned int devices_report(const struct machine *m,
 			    struct device_report *out, unsigned int max);
+
+/* Whether a snapshot can hold every device of m: 0, or -ENOTSUP with a
+ * line in err naming the first that cannot. */
+int devices_can_snapshot(const struct machine *m, char *err, size_t errlen);
 
 /* vm->repair_memory for a machine (opaque). */
 unsigned int devices_repair_memory(void *opaque);

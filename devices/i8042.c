@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/log.h"
 #include "devices/device.h"
 
 #define I8042_STATUS_OBF 0x01
@@ -104,9 +105,6 @@ static int i8042_add(struct machine *m)
 	return err; /* on failure set-up ends: a port may still point here */
 }
 
-static const struct device_type i8042_type = {.name = "i8042",
-					      .add = i8042_add};
-DEVICE_REGISTER(i8042_type);
 
 void i8042_save(struct i8042 *kbc, struct state_out *out)
 {
@@ -130,3 +128,22 @@ int i8042_restore(struct i8042 *kbc, struct state_in *in)
 	pthread_mutex_unlock(&kbc->lock);
 	return 0;
 }
+
+static int i8042_save_dev(void *dev, struct state_out *out)
+{
+	i8042_save(dev, out);
+	return out->err;
+}
+
+static int i8042_restore_dev(void *dev, struct state_in *in, char *err,
+			     size_t errlen)
+{
+	int ret = i8042_restore(dev, in);
+	return ret ? log_refusal(ret, err, errlen, "its registers are cut short") : 0;
+}
+
+static const struct device_type i8042_type = {.name = "i8042",
+					      .add = i8042_add,
+					      .save = i8042_save_dev,
+					      .restore = i8042_restore_dev};
+DEVICE_REGISTER(i8042_type);

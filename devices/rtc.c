@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/log.h"
 #include "devices/device.h"
 
 #define RTC_SECONDS 0x00
@@ -102,8 +103,6 @@ static int rtc_add(struct machine *m)
 	return err;
 }
 
-static const struct device_type rtc_type = {.name = "rtc", .add = rtc_add};
-DEVICE_REGISTER(rtc_type);
 
 void rtc_save(struct rtc *rtc, struct state_out *out)
 {
@@ -129,3 +128,22 @@ int rtc_restore(struct rtc *rtc, struct state_in *in)
 	pthread_mutex_unlock(&rtc->lock);
 	return 0;
 }
+
+static int rtc_save_dev(void *dev, struct state_out *out)
+{
+	rtc_save(dev, out);
+	return out->err;
+}
+
+static int rtc_restore_dev(void *dev, struct state_in *in, char *err,
+			   size_t errlen)
+{
+	int ret = rtc_restore(dev, in);
+	return ret ? log_refusal(ret, err, errlen, "its registers are cut short") : 0;
+}
+
+static const struct device_type rtc_type = {.name = "rtc",
+					    .add = rtc_add,
+					    .save = rtc_save_dev,
+					    .restore = rtc_restore_dev};
+DEVICE_REGISTER(rtc_type);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <time.h>
 
 #include "core/log.h"
 #include "devices/device.h"
@@ -222,13 +223,6 @@ static int virtio_fs_add(struct machine *m)
 	return 0;
 }
 
-static const struct device_type virtio_fs_type = {
-	.name = VIRTIO_FS_DEVICE_NAME,
-	.add = virtio_fs_add,
-	.report = virtio_fs_report,
-	.repair_memory = virtio_fs_repair_memory,
-};
-DEVICE_REGISTER(virtio_fs_type);
 
 /* --- snapshots --- */
 
@@ -303,3 +297,36 @@ int virtio_fs_restore_state(struct virtio_fs *fs, struct state_in *in,
 		fuse_server_forget_state(fs->server);
 	return ret;
 }
+
+/* How long a snapshot waits for a share's requests in hand to be
+ * answered: those the guest sent just before its mark. One still waiting
+ * after it (on a lock the guest holds elsewhere) refuses the snapshot. */
+#define DRAIN_WAIT_MS 2000
+
+static int virtio_fs_save_dev(void *dev, struct state_out *out)
+{
+	struct virtio_fs *fs = dev;
+	const struct timespec tick = {.tv_nsec = 1000000};
+	for (int ms = 0; !virtio_fs_queues_idle(&fs->queues); ms++) {
+		if (ms == DRAIN_WAIT_MS)
+			return -EBUSY;
+		nanosleep(&tick, NULL);
+	}
+	return virtio_fs_save_state(fs, out);
+}
+
+static int virtio_fs_restore_dev(void *dev, struct state_in *in, char *err,
+				 size_t errlen)
+{
+	return virtio_fs_restore_state(dev, in, err, errlen);
+}
+
+static const struct device_type virtio_fs_type = {
+	.name = VIRTIO_FS_DEVICE_NAME,
+	.add = virtio_fs_add,
+	.report = virtio_fs_report,
+	.repair_memory = virtio_fs_repair_memory,
+	.save = virtio_fs_save_dev,
+	.restore = virtio_fs_restore_dev,
+};
+DEVICE_REGISTER(virtio_fs_type);

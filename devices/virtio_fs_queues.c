@@ -396,3 +396,27 @@ void virtio_fs_queues_log_states(struct virtio_fs_queues *qs,
 	}
 	pthread_rwlock_unlock(&qs->running);
 }
+
+bool virtio_fs_queues_idle(struct virtio_fs_queues *qs)
+{
+	if (pthread_rwlock_tryrdlock(&qs->running))
+		return false; /* a reset in progress */
+	bool idle = true;
+	for (unsigned int i = 0; idle && i < qs->nr_workers; i++) {
+		struct virtio_fs_worker *w = &qs->workers[i];
+		struct split_ring *ring = &w->queue->ring;
+		if (!ring->size)
+			continue;
+		if (pthread_mutex_trylock(&w->run_lock)) {
+			idle = false; /* being drained */
+			break;
+		}
+		pthread_mutex_lock(&w->push_lock);
+		idle = !w->handed_over && !requests_waiting(ring) &&
+		       ring->used_idx == ring->last_avail;
+		pthread_mutex_unlock(&w->push_lock);
+		pthread_mutex_unlock(&w->run_lock);
+	}
+	pthread_rwlock_unlock(&qs->running);
+	return idle;
+}

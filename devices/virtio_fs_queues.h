@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "fs/fuse_server.h"
@@ -75,6 +76,11 @@ void virtio_fs_queues_stop(struct virtio_fs_queues *qs);
 /* The guest rang queue q's doorbell (any q), on the vCPU thread that rang
  * it: runs a few requests here, or wakes the queue's worker. */
 void virtio_fs_queues_notify(struct virtio_fs_queues *qs, unsigned int q);
+
+/* With the vCPUs stopped (no doorbell comes): whether every live queue
+ * has nothing posted and not taken, nothing taken and not answered (in
+ * hand, left for the worker, or waiting on a lock). */
+bool virtio_fs_queues_idle(struct virtio_fs_queues *qs);
 
 /* -v, once the vCPUs have stopped: logs where each live queue's requests
  * stand, each line under name. */
