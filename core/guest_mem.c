@@ -43,17 +43,11 @@ static void *map_aligned(uint64_t len)
 	return base;
 }
 
-int guest_mem_init(struct guest_mem *mem, uint64_t ram_size,
+/* Guest RAM at base: from address 0 up to hole_start, the rest from
+ * hole_end on. */
+static int lay_out(struct guest_mem *mem, uint8_t *base, uint64_t ram_size,
 		   uint64_t hole_start, uint64_t hole_end)
 {
-	*mem = (struct guest_mem){0};
-	if (ram_size == 0)
-		return -EINVAL;
-	uint8_t *base = map_aligned(ram_size);
-	if (!base)
-		return -errno;
-	/* A kernel without THP says EINVAL: small pages work all the same. */
-	madvise(base, ram_size, MADV_HUGEPAGE);
 	/* Guest RAM is never worth a core dump or a copy into a fork. */
 	madvise(base, ram_size, MADV_DONTDUMP);
 	madvise(base, ram_size, MADV_DONTFORK);
@@ -67,6 +61,33 @@ int guest_mem_init(struct guest_mem *mem, uint64_t ram_size,
 	if (err)
 		guest_mem_destroy(mem);
 	return err;
+}
+
+int guest_mem_init(struct guest_mem *mem, uint64_t ram_size,
+		   uint64_t hole_start, uint64_t hole_end)
+{
+	*mem = (struct guest_mem){0};
+	if (ram_size == 0)
+		return -EINVAL;
+	uint8_t *base = map_aligned(ram_size);
+	if (!base)
+		return -errno;
+	/* A kernel without THP says EINVAL: small pages work all the same. */
+	madvise(base, ram_size, MADV_HUGEPAGE);
+	return lay_out(mem, base, ram_size, hole_start, hole_end);
+}
+
+int guest_mem_init_file(struct guest_mem *mem, uint64_t ram_size,
+			uint64_t hole_start, uint64_t hole_end, int fd)
+{
+	*mem = (struct guest_mem){0};
+	if (ram_size == 0)
+		return -EINVAL;
+	uint8_t *base = mmap(NULL, ram_size, PROT_READ | PROT_WRITE,
+			     MAP_PRIVATE | MAP_NORESERVE, fd, 0);
+	if (base == MAP_FAILED)
+		return -errno;
+	return lay_out(mem, base, ram_size, hole_start, hole_end);
 }
 
 void guest_mem_destroy(struct guest_mem *mem)

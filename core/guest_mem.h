@@ -28,6 +28,11 @@ struct guest_mem {
  * devices). Returns 0 or a negative errno. */
 int guest_mem_init(struct guest_mem *mem, uint64_t ram_size,
 		   uint64_t hole_start, uint64_t hole_end);
+/* The same layout over the first ram_size bytes of the file fd, mapped
+ * private: what the guest writes stays its own, and VMs mapping the same
+ * file share the pages none of them wrote (a snapshot's memory). */
+int guest_mem_init_file(struct guest_mem *mem, uint64_t ram_size,
+			uint64_t hole_start, uint64_t hole_end, int fd);
 void guest_mem_destroy(struct guest_mem *mem);
 
 /* Adds a region backed by host memory at hva (used by tests and by the

@@ -28,13 +28,16 @@
  * allows. */
 static const unsigned int virtio_mmio_irqs[] = {5, 6, 7, 10, 11, 14, 15};
 
-int board_create(struct board *b, uint64_t mem, unsigned int cpus,
+int board_create(struct board *b, uint64_t mem, int mem_fd, unsigned int cpus,
 		 enum board_virtio how, const char **why)
 {
 	struct vm *vm = &b->vm;
 	bool mmio = how != BOARD_VIRTIO_PCI;
 	b->how = how;
-	int err = guest_mem_init(&vm->mem, mem, RAM_LOW_LIMIT, RAM_HIGH_START);
+	int err = mem_fd < 0 ? guest_mem_init(&vm->mem, mem, RAM_LOW_LIMIT,
+					      RAM_HIGH_START)
+			     : guest_mem_init_file(&vm->mem, mem, RAM_LOW_LIMIT,
+						   RAM_HIGH_START, mem_fd);
 	if (err) {
 		*why = "cannot allocate guest RAM";
 		return err;
@@ -150,13 +153,21 @@ int board_boot(struct board *b, const char *extra, bool verbose,
 		*why = "guest RAM too small for boot tables";
 		return -ENOSPC;
 	}
-	for (unsigned int i = 0; i < vm->nr_vcpus; i++) {
-		err = vcpu_create(vm, &vm->vcpus[i], i, why);
-		if (err)
-			return err;
-	}
+	err = board_create_vcpus(b, why);
+	if (err)
+		return err;
 	err = boot_enter_kernel(&vm->vcpus[0], &b->ki);
 	if (err)
 		*why = "cannot set the boot CPU's registers";
 	return err;
+}
+
+int board_create_vcpus(struct board *b, const char **why)
+{
+	for (unsigned int i = 0; i < b->vm.nr_vcpus; i++) {
+		int err = vcpu_create(&b->vm, &b->vm.vcpus[i], i, why);
+		if (err)
+			return err;
+	}
+	return 0;
 }

@@ -33,10 +33,10 @@ struct board {
 	struct boot_params zp;
 };
 
-/* Builds the machine on an opened KVM (vm->kvm_fd): mem bytes of RAM,
- * cpus vCPUs, virtio devices found as how says. On error *why says what
- * failed. */
-int board_create(struct board *b, uint64_t mem, unsigned int cpus,
+/* Builds the machine on an opened KVM (vm->kvm_fd): mem bytes of RAM
+ * (mem_fd's, a snapshot's memory file, or new when -1), cpus vCPUs,
+ * virtio devices found as how says. On error *why says what failed. */
+int board_create(struct board *b, uint64_t mem, int mem_fd, unsigned int cpus,
 		 enum board_virtio how, const char **why);
 
 /* Copies a kernel into RAM: a bzImage's, or an ELF vmlinux's segments. */
@@ -56,5 +56,9 @@ int board_place_initrd(struct board *b, uint64_t size, uint64_t *gpa,
  * the boot CPU at the kernel's entry. */
 int board_boot(struct board *b, const char *extra, bool verbose,
 	       const char **why);
+
+/* Instead of board_boot, for a snapshot's restore: the vCPUs, made as
+ * the snapshot's were, for their saved state. */
+int board_create_vcpus(struct board *b, const char **why);
 
 #endif
