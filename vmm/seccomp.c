@@ -172,17 +172,44 @@ static const struct narrowed_rule debugger[] = {
 	{SCMP_SYS(ioctl), COMMAND_IS(KVM_SET_VCPU_EVENTS)},
 };
 
-static int add_rules(scmp_filter_ctx ctx, bool debugger_attached)
+/* --snapshot-to only, once the vCPUs have stopped at the snapshot
+ * point: the state of the board's vCPUs and VM (arch/x86/snapshot_state.c;
+ * the KVM fd's own questions as well). A run that takes none reads no
+ * more of KVM than the ones above. */
+static const struct narrowed_rule snapshot[] = {
+	{SCMP_SYS(ioctl), COMMAND_IS(KVM_CHECK_EXTENSION)},
+	{SCMP_SYS(ioctl), COMMAND_IS(KVM_GET_MSR_INDEX_LIST)},
+	{SCMP_SYS(ioctl), COMMAND_IS(KVM_GET_SREGS)},
+	{SCMP_SYS(ioctl), COMMAND_IS(KVM_GET_SREGS2)},
+	{SCMP_SYS(ioctl), COMMAND_IS(KVM_GET_XSAVE)},
+	{SCMP_SYS(ioctl), COMMAND_IS(KVM_GET_XSAVE2)},
+	{SCMP_SYS(ioctl), COMMAND_IS(KVM_GET_XCRS)},
+	{SCMP_SYS(ioctl), COMMAND_IS(KVM_GET_DEBUGREGS)},
+	{SCMP_SYS(ioctl), COMMAND_IS(KVM_GET_PIT2)},
+	{SCMP_SYS(ioctl), COMMAND_IS(KVM_GET_CLOCK)},
+};
+
+static int add_list(scmp_filter_ctx ctx, const struct narrowed_rule *rules,
+		    size_t n)
+{
+	int err = 0;
+	for (size_t i = 0; !err && i < n; i++)
+		err = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW, rules[i].nr, 1,
+					     &rules[i].arg);
+	return err;
+}
+
+static int add_rules(scmp_filter_ctx ctx, unsigned int extras)
 {
 	int err = 0;
 	for (size_t i = 0; !err && i < ARRAY_LEN(any_arguments); i++)
 		err = seccomp_rule_add(ctx, SCMP_ACT_ALLOW, any_arguments[i], 0);
-	for (size_t i = 0; !err && i < ARRAY_LEN(narrowed); i++)
-		err = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW,
-					     narrowed[i].nr, 1, &narrowed[i].arg);
-	for (size_t i = 0; debugger_attached && !err && i < ARRAY_LEN(debugger); i++)
-		err = seccomp_rule_add_array(ctx, SCMP_ACT_ALLOW,
-					     debugger[i].nr, 1, &debugger[i].arg);
+	if (!err)
+		err = add_list(ctx, narrowed, ARRAY_LEN(narrowed));
+	if (!err && (extras & SECCOMP_DEBUGGER))
+		err = add_list(ctx, debugger, ARRAY_LEN(debugger));
+	if (!err && (extras & SECCOMP_SNAPSHOT))
+		err = add_list(ctx, snapshot, ARRAY_LEN(snapshot));
 	/* glibc's first pthread_create installs the handler of its own
 	 * set-id signal (SIGSETXID, the kernel's signal 33): no other. */
 	if (!err)
@@ -295,7 +322,7 @@ static int trap_violations(const struct seccomp_violation *v)
 	return sigaction(SIGSYS, &sa, NULL) < 0 ? -errno : 0;
 }
 
-int seccomp_lock_down(bool debugger, const struct seccomp_violation *v)
+int seccomp_lock_down(unsigned int extras, const struct seccomp_violation *v)
 {
 	/* Nothing fsvm runs from now on may gain privileges (no set-uid
 	 * exec), which also lets an unprivileged process load the filter. */
@@ -313,7 +340,7 @@ int seccomp_lock_down(bool debugger, const struct seccomp_violation *v)
 		err = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH,
 				       SCMP_ACT_TRAP);
 	if (!err)
-		err = add_rules(ctx, debugger);
+		err = add_rules(ctx, extras);
 	if (!err)
 		err = seccomp_load(ctx);
 	seccomp_release(ctx);

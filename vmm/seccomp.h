@@ -19,9 +19,13 @@ struct seccomp_violation {
 /* Sets PR_SET_NO_NEW_PRIVS and loads, for every thread of the process, a
  * filter that allows only the system calls running the VM makes; any other
  * does what violation says (NULL: the line alone) and ends the process
- * with 125. Call it once set-up is done, before the vCPUs start. With
- * debugger (--gdb), also what the gdb stub asks of KVM. Returns 0 or a
- * negative errno. */
-int seccomp_lock_down(bool debugger, const struct seccomp_violation *violation);
+ * with 125. Call it once set-up is done, before the vCPUs start. extras
+ * add, with SECCOMP_DEBUGGER (--gdb), what the gdb stub asks of KVM, and
+ * with SECCOMP_SNAPSHOT (--snapshot-to) the reads of the VM's state a
+ * snapshot makes. Returns 0 or a negative errno. */
+#define SECCOMP_DEBUGGER (1u << 0)
+#define SECCOMP_SNAPSHOT (1u << 1)
+int seccomp_lock_down(unsigned int extras,
+		      const struct seccomp_violation *violation);
 
 #endif

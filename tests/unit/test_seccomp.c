@@ -190,7 +190,7 @@ static int run_forbidden(void *arg)
 	const struct forbidden *f = arg;
 	/* Learnt first: getppid() is not allowed under the filter. */
 	pid_t parent = getppid();
-	if (seccomp_lock_down(false, NULL))
+	if (seccomp_lock_down(0, NULL))
 		return NOT_LOCKED_DOWN;
 	f->call(parent);
 	return SURVIVED;
@@ -228,7 +228,7 @@ static int run_violation(void *arg)
 	cfmakeraw(&raw);
 	if (tcsetattr(c->tty, TCSANOW, &raw))
 		return 1;
-	if (seccomp_lock_down(false, &v))
+	if (seccomp_lock_down(0, &v))
 		return NOT_LOCKED_DOWN;
 	syscall(SYS_getppid);
 	return SURVIVED;
@@ -273,7 +273,7 @@ static void test_violation_restores_terminal_and_writes_summary(void **state)
 static int run_int80(void *arg)
 {
 	(void)arg;
-	if (seccomp_lock_down(false, NULL))
+	if (seccomp_lock_down(0, NULL))
 		return NOT_LOCKED_DOWN;
 	long ret = 20; /* i386's getpid */
 	__asm__ volatile("int $0x80" : "+a"(ret) : : "memory");
@@ -304,7 +304,7 @@ static int run_earlier_thread(void *arg)
 	pthread_t thread;
 	if (go < 0 || pthread_create(&thread, NULL, socket_when_told, &go))
 		return 1;
-	if (seccomp_lock_down(false, NULL))
+	if (seccomp_lock_down(0, NULL))
 		return NOT_LOCKED_DOWN;
 	uint64_t one = 1;
 	if (write(go, &one, sizeof(one)) != sizeof(one))
@@ -357,7 +357,7 @@ static bool filter_shown_in_status(void)
 static int run_allowed_work(void *arg)
 {
 	(void)arg;
-	if (seccomp_lock_down(false, NULL))
+	if (seccomp_lock_down(0, NULL))
 		return NOT_LOCKED_DOWN;
 	EXPECT(filter_shown_in_status());
 	pthread_t thread;
@@ -526,7 +526,7 @@ static int run_fuse_session(void *arg)
 	/* Learnt first: getuid() is not allowed under the filter. */
 	uid_t uid = getuid();
 	gid_t gid = getgid();
-	if (seccomp_lock_down(false, NULL))
+	if (seccomp_lock_down(0, NULL))
 		return NOT_LOCKED_DOWN;
 
 	struct fuse_init_in init = {.major = FUSE_KERNEL_VERSION, .minor = 38,
@@ -756,7 +756,7 @@ static int run_blk_device(void *arg)
 	EXPECT(vq.kick_fd >= 0 && vq.call_fd >= 0);
 	EXPECT(split_ring_init(&vq.ring, &mem, BLK_QSIZE, 0, 0x1000, 0x2000,
 			       true, false) == 0);
-	if (seccomp_lock_down(false, NULL))
+	if (seccomp_lock_down(0, NULL))
 		return NOT_LOCKED_DOWN;
 
 	EXPECT(b.dev.activate(b.dev.opaque, &vq, 1,
