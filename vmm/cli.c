@@ -146,6 +146,13 @@ const char cli_usage[] =
 	"                     initramfs, guest folder, id maps, disks, network), say\n"
 	"                     each problem, run nothing: exit 0 or 125\n"
 	"  --no-seccomp       run without the system-call filter (for debugging)\n"
+	"  --snapshot-to DIR  boot, run CMD if given (a warm-up, whose status must be\n"
+	"                     0; what it leaves running stays), stop where the guest\n"
+	"                     is ready for a command and save the VM in DIR\n"
+	"                     (docs/snapshot.md)\n"
+	"  --restore DIR      start DIR's snapshot and run CMD in it: the machine\n"
+	"                     and shares are the snapshot's, so only --timeout,\n"
+	"                     --json, -v, --cwd, --env, --exec and --stdin apply\n"
 	"\n"
 	"Environment:\n"
 	"  FSVM_CONFIG        the default config file, which must exist (set and\n"
@@ -244,7 +251,7 @@ enum { OPT_KERNEL = 256, OPT_MODULES, OPT_INITRD, OPT_CPUS, OPT_MEM,
        OPT_USER, OPT_JSON, OPT_JSON_FILE, OPT_CONFIG, OPT_GUEST_KERNEL, OPT_MICROVM,
        OPT_NET, OPT_MAC, OPT_PUBLISH, OPT_DISK, OPT_GDB, OPT_GDB_WAIT,
        OPT_PROFILE, OPT_ENV_FILE, OPT_EXEC, OPT_STDIN, OPT_IMAGE,
-       OPT_ENTRYPOINT, OPT_CHECK };
+       OPT_ENTRYPOINT, OPT_CHECK, OPT_SNAPSHOT_TO, OPT_RESTORE };
 
 /* Every option, once: getopt reads this table, and so does a config file,
  * whose keys are the long names (vmm/config_file.c). */
@@ -292,6 +299,8 @@ static const struct option run_options[] = {
 	{"verbose", no_argument, NULL, 'v'},
 	{"setup-only", no_argument, NULL, OPT_SETUP_ONLY},
 	{"check", no_argument, NULL, OPT_CHECK},
+	{"snapshot-to", required_argument, NULL, OPT_SNAPSHOT_TO},
+	{"restore", required_argument, NULL, OPT_RESTORE},
 	{"no-seccomp", no_argument, NULL, OPT_NO_SECCOMP},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
@@ -764,6 +773,12 @@ static int parse_run_option(int opt, char *arg, struct fsvm_config *cfg,
 	case OPT_CHECK:
 		cfg->check = true;
 		return 0;
+	case OPT_SNAPSHOT_TO:
+		cfg->snapshot_to = arg;
+		return 0;
+	case OPT_RESTORE:
+		cfg->restore = arg;
+		return 0;
 	case 'h':
 		cfg->command = CLI_HELP;
 		return 0;
@@ -938,6 +953,61 @@ static bool misparsed(const struct option *o, const char *word,
 	return false;
 }
 
+/* What a restore may still set: the command's, and the run's reporting;
+ * the machine is the snapshot's. */
+static bool restore_takes(int opt)
+{
+	return opt == OPT_RESTORE || opt == OPT_TIMEOUT || opt == OPT_JSON ||
+	       opt == OPT_JSON_FILE || opt == 'v' || opt == OPT_CWD ||
+	       opt == OPT_ENV || opt == OPT_ENV_FILE || opt == OPT_EXEC ||
+	       opt == OPT_STDIN || opt == OPT_NO_SECCOMP;
+}
+
+/* Copies of the words, made before parsing splits some in place (a
+ * --share's value): --snapshot-to keeps them. */
+static char **copy_words(struct fsvm_config *cfg, int argc, char **argv)
+{
+	char **copy = calloc((size_t)argc + 1, sizeof(*copy));
+	if (!copy || !cli_own(cfg, (char *)copy))
+		return NULL;
+	for (int i = 0; i < argc; i++)
+		if (!(copy[i] = cli_own(cfg, strdup(argv[i]))))
+			return NULL;
+	return copy;
+}
+
+/* --snapshot-to's: the flags that made the machine (words [1, end) of
+ * sub_argv as given, without --snapshot-to and its value), for its
+ * restores. */
+static int keep_snapshot_words(struct fsvm_config *cfg, char **sub_argv,
+			       int end)
+{
+	/* What the host chose (its CPUs and RAM, $FSVM_GUEST_KERNEL) is
+	 * said too, last: another host would choose otherwise. */
+	char *chosen = NULL;
+	if (asprintf(&chosen, "--cpus=%u%c--mem=%lluK%c--guest-kernel=%s",
+		     cfg->cpus, 0, (unsigned long long)(cfg->mem >> 10), 0,
+		     cfg->guest_kernel) < 0 ||
+	    !cli_own(cfg, chosen))
+		return -ENOMEM;
+	char **words = calloc((size_t)end + 4, sizeof(*words));
+	if (!words || !cli_own(cfg, (char *)words))
+		return -ENOMEM;
+	unsigned int n = 0;
+	for (int i = 1; i < end; i++) {
+		if (!strcmp(sub_argv[i], "--snapshot-to"))
+			i++;
+		else if (strncmp(sub_argv[i], "--snapshot-to=", 14) &&
+			 strcmp(sub_argv[i], "--"))
+			words[n++] = sub_argv[i];
+	}
+	for (int i = 0; i < 3; i++, chosen += strlen(chosen) + 1)
+		words[n++] = chosen;
+	cfg->snapshot_words = (const char *const *)words;
+	cfg->nr_snapshot_words = n;
+	return 0;
+}
+
 /* --help (or -h) among the words before a "--": it wins over whatever
  * else is wrong there. */
 static bool asks_for_help(int argc, char **argv)
@@ -994,6 +1064,10 @@ void cli_list_options(FILE *out)
 	fputs("-v\n-h\n", out);
 }
 
+/* The first words of a restore's flags are its snapshot's: --restore
+ * refuses no machine flag among them. */
+static int snapshot_words_given;
+
 int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 	      size_t errlen)
 {
@@ -1049,8 +1123,12 @@ int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 	 * non-option word. */
 	int sub_argc = argc - 1;
 	char **sub_argv = argv + 1;
+	char **given = copy_words(cfg, sub_argc, sub_argv);
+	if (!given)
+		return cli_error(err, errlen, "%s", "out of memory");
 	int opt, index;
 	bool exec_flag = false;
+	const char *machine_flag = NULL; /* the first a restore cannot take */
 	for (int pass = 0; pass < 2; pass++) {
 		/* The first pass reads every flag before it says what was
 		 * wrong: --help anywhere among them wins. */
@@ -1084,6 +1162,9 @@ int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 			       (optarg && optarg == sub_argv[optind - 1] &&
 				(!strcmp(optarg, "--help") || !strcmp(optarg, "-h")));
 			opt = short_alias(opt);
+			if (pass == 1 && !machine_flag && !restore_takes(opt) &&
+			    word > snapshot_words_given)
+				machine_flag = sub_argv[word];
 			if (pass == 0 && opt == OPT_CONFIG)
 				cfg->config = optarg;
 			if (pass == 0 && opt == OPT_PROFILE)
@@ -1110,6 +1191,14 @@ int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 		    config_file_load(cfg->config, cfg->profile, cfg, err, errlen))
 			return -EBADMSG;
 	}
+	if (cfg->restore && cfg->snapshot_to)
+		return cli_error(err, errlen, "%s",
+				 "--restore and --snapshot-to: a restored VM cannot be snapshotted again yet");
+	if (cfg->restore && machine_flag)
+		return cli_error(err, errlen,
+				 "--restore: the machine and its shares are the snapshot's, so '%s' does not apply (a restore takes --timeout, --json, -v, --cwd, --env, --exec and --stdin)",
+				 machine_flag);
+	int cmd_start = optind;
 	if (sub_argc > optind) {
 		if (exec_flag)
 			return cli_error(err, errlen,
@@ -1163,5 +1252,41 @@ int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 	    !strcmp(cfg->guest_kernel, CLI_MICROVM_GUEST))
 		return cli_error(err, errlen, "%s",
 				 "--disk: the microVM guest has no block layer; use --guest-kernel 6.12 or a --kernel with VIRTIO_BLK");
+	if (cfg->snapshot_to || cfg->restore) {
+		const char *flag = cfg->net.mode != CLI_NET_NONE ? "--net"
+				   : cfg->nr_disks ? "--disk"
+				   : cfg->gdb ? "--gdb"
+				   : cfg->image ? "--image"
+				   : cfg->setup_only ? "--setup-only"
+				   : cfg->check ? "--check" : NULL;
+		if (flag)
+			return cli_error(err, errlen,
+					 "%s: a snapshot cannot hold it yet (docs/snapshot.md)",
+					 flag);
+		/* The vsock device that streams stdin has no saved state. */
+		cfg->stdin_none = true;
+	}
+	if (cfg->snapshot_to && keep_snapshot_words(cfg, given, cmd_start))
+		return cli_error(err, errlen, "%s", "--snapshot-to: out of memory");
 	return net_options_check(&cfg->net, err, errlen);
+}
+
+int cli_parse_restore(const char *const *words, unsigned int nr_words,
+		      int argc, char **argv, struct fsvm_config *cfg, char *err,
+		      size_t errlen)
+{
+	/* fsvm run, the snapshot's words, then the restore's own. */
+	char **all = calloc((size_t)argc + nr_words + 1, sizeof(*all));
+	if (!all)
+		return cli_error(err, errlen, "%s", "--restore: out of memory");
+	all[0] = argv[0];
+	all[1] = argv[1];
+	memcpy(all + 2, words, nr_words * sizeof(*all));
+	memcpy(all + 2 + nr_words, argv + 2, (size_t)(argc - 2) * sizeof(*all));
+	snapshot_words_given = (int)nr_words;
+	int ret = cli_parse(argc + (int)nr_words, all, cfg, err, errlen);
+	snapshot_words_given = 0;
+	if (!cli_own(cfg, (char *)all) && !ret)
+		ret = cli_error(err, errlen, "%s", "--restore: out of memory");
+	return ret;
 }

@@ -152,6 +152,13 @@ struct fsvm_config {
 	const char *config;       /* --config FILE, applied before the flags */
 	const char *profile;      /* --profile NAME: its options from the files */
 	const char *exec;         /* --exec CMD: the command is /bin/sh -c CMD */
+	/* --snapshot-to DIR: boot to the snapshot point and save the VM
+	 * there, with the flags that made it (the words after "run", its
+	 * own left out) for its restores. */
+	const char *snapshot_to;
+	const char *const *snapshot_words;
+	unsigned int nr_snapshot_words;
+	const char *restore;      /* --restore DIR: start its snapshot */
 	/* A container's job (`fsvm oci`); NULL for `fsvm run`. */
 	const struct container_job *container;
 	char **guest_argv;        /* the command to run in the guest */
@@ -172,6 +179,13 @@ struct fsvm_config {
 int cli_parse(int argc, char **argv, struct fsvm_config *cfg, char *err,
 	      size_t errlen);
 void cli_free(struct fsvm_config *cfg);
+
+/* A restore's flags: the snapshot's words (what made its machine), then
+ * argv's (`fsvm run --restore DIR ... CMD`), which may set no machine
+ * flag of their own. As cli_parse. */
+int cli_parse_restore(const char *const *words, unsigned int nr_words,
+		      int argc, char **argv, struct fsvm_config *cfg, char *err,
+		      size_t errlen);
 
 /* Applies one option by its long name (which is also its config-file key)
  * with its value (NULL for a flag). value must live as long as cfg. A

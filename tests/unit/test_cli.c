@@ -597,6 +597,62 @@ static void test_missing_value(void **state)
 }
 
 /* getopt takes these silently; fsvm does not. */
+/* --snapshot-to keeps the flags that made the machine, as given (a
+ * --share's value whole), and what the host chose; a restore parses them
+ * again under its own, which may not touch the machine. */
+static void test_snapshot_and_restore(void **state)
+{
+	(void)state;
+	struct parsed *p = parse("run", "--mem", "300M", "--share", "/tmp:/t:ro",
+				 "--snapshot-to", "/snap", "--cpus=2", "--", "sh",
+				 "-c", "warm");
+	expect_ok(p);
+	assert_string_equal(p->cfg.snapshot_to, "/snap");
+	assert_true(p->cfg.stdin_none);
+	assert_int_equal(p->cfg.guest_argc, 3);
+	const char *want[] = {"--mem", "300M", "--share", "/tmp:/t:ro", "--cpus=2",
+			      "--cpus=2", "--mem=307200K", "--guest-kernel=6.12"};
+	assert_int_equal(p->cfg.nr_snapshot_words, 8);
+	for (unsigned int i = 0; i < 8; i++)
+		assert_string_equal(p->cfg.snapshot_words[i], want[i]);
+
+	char *argv[] = {"fsvm", "run", "--restore", "/snap", "--timeout", "5",
+			"-v", "--env", "A=1", "--", "true", NULL};
+	struct fsvm_config cfg;
+	char err[256];
+	assert_int_equal(cli_parse_restore(p->cfg.snapshot_words,
+					   p->cfg.nr_snapshot_words, 11, argv,
+					   &cfg, err, sizeof(err)),
+			 0);
+	assert_int_equal(cfg.mem, 300 * MIB);
+	assert_int_equal(cfg.cpus, 2);
+	assert_int_equal(cfg.nr_shares, 1);
+	assert_string_equal(cfg.shares[0].guest, "/t");
+	assert_true(cfg.shares[0].readonly);
+	assert_string_equal(cfg.restore, "/snap");
+	assert_true(cfg.verbose);
+	assert_int_equal(cfg.nr_env, 1);
+	assert_string_equal(cfg.guest_argv[0], "true");
+	cli_free(&cfg);
+
+	char *machine[] = {"fsvm", "run", "--restore", "/snap", "--cpus", "4",
+			   "--", "true", NULL};
+	assert_int_equal(cli_parse_restore(p->cfg.snapshot_words,
+					   p->cfg.nr_snapshot_words, 8, machine,
+					   &cfg, err, sizeof(err)),
+			 -EINVAL);
+	assert_string_equal(err, "--restore: the machine and its shares are the snapshot's, so '--cpus' does not apply (a restore takes --timeout, --json, -v, --cwd, --env, --exec and --stdin)");
+	cli_free(&cfg);
+	done(p);
+
+	expect_error(parse("run", "--restore", "/snap", "--share", "/tmp", "--", "true"),
+		     "--restore: the machine and its shares are the snapshot's, so '--share' does not apply (a restore takes --timeout, --json, -v, --cwd, --env, --exec and --stdin)");
+	expect_error(parse("run", "--snapshot-to", "/snap", "--net", "user"),
+		     "--net: a snapshot cannot hold it yet (docs/snapshot.md)");
+	expect_error(parse("run", "--restore", "/a", "--snapshot-to", "/b", "--", "true"),
+		     "--restore and --snapshot-to: a restored VM cannot be snapshotted again yet");
+}
+
 static void test_no_silent_misparse(void **state)
 {
 	(void)state;
@@ -1547,6 +1603,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_option),
 		cmocka_unit_test(test_missing_value),
 		cmocka_unit_test(test_no_silent_misparse),
+		cmocka_unit_test(test_snapshot_and_restore),
 		cmocka_unit_test(test_other_spellings),
 		cmocka_unit_test(test_value_for_flag_not_reported_as_missing),
 		cmocka_unit_test(test_unknown_short_option_in_group_named),
