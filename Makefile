@@ -42,7 +42,7 @@ UNIT_SAN_BINS := $(filter-out $(BUILD)/tests-san/test_seccomp,\
 # test_guest_container a mount namespace, which only a single-threaded
 # process may: TSan's runtime runs a thread of its own (in a forked child
 # too). test_seccomp: as above.
-UNIT_TSAN_SRCS := $(filter-out tests/unit/test_identity.c tests/unit/test_jail.c tests/unit/test_seccomp.c tests/unit/test_guest_net.c tests/unit/test_guest_container.c,$(UNIT_SRCS))
+UNIT_TSAN_SRCS := $(filter-out tests/unit/test_identity.c tests/unit/test_jail.c tests/unit/test_seccomp.c tests/unit/test_guest_net.c tests/unit/test_guest_container.c tests/unit/test_job_archive.c,$(UNIT_SRCS))
 UNIT_TSAN_BINS := $(UNIT_TSAN_SRCS:tests/unit/%.c=$(BUILD)/tests-tsan/%)
 
 .PHONY: all deps guest guest-microvm guest-modular run test check unit integration fuzz fuzz-check fuzz-corpus bench clean man install uninstall
@@ -60,6 +60,10 @@ fsvm: $(BUILD)/obj/vmm/main.o $(LIB_OBJS)
 # run time (vmm/guest_load.c), so no path of this tree is compiled in.
 $(BUILD)/obj/vmm/main.o: VERSION
 $(BUILD)/obj/vmm/main.o: CFLAGS += -DFSVM_VERSION='"$(VERSION)"'
+# A snapshot names the fsvm that made it, and a restore takes no other's.
+SNAPSHOT_OBJS := $(addsuffix /vmm/snapshot.o,$(BUILD)/obj $(BUILD)/san $(BUILD)/tsan)
+$(SNAPSHOT_OBJS): VERSION
+$(SNAPSHOT_OBJS): CFLAGS += -DFSVM_VERSION='"$(VERSION)"'
 
 # The man page is --help itself (help2man), so the two never disagree;
 # docs/fsvm.h2m adds what --help is too short for (the --json format).
@@ -137,6 +141,7 @@ $(BUILD)/tests-tsan/%: tests/unit/%.c $(BUILD)/libfsvm-tsan.a
 
 # guest/ is the init's own, in no library: a test of it builds the files.
 $(addsuffix /test_dhcp,$(BUILD)/tests $(BUILD)/tests-san $(BUILD)/tests-tsan): guest/dhcp.c
+$(addsuffix /test_job_archive,$(BUILD)/tests $(BUILD)/tests-san): guest/job_archive.c
 $(addsuffix /test_guest_net,$(BUILD)/tests $(BUILD)/tests-san): guest/net.c guest/dhcp.c
 $(addsuffix /test_guest_container,$(BUILD)/tests $(BUILD)/tests-san): guest/container_mounts.c guest/mounts.c guest/process.c guest/signals.c guest/spec.c guest/exec_agent.c
 

@@ -20,6 +20,7 @@
 
 #include "guest/container_mounts.h"
 #include "guest/exec_agent.h"
+#include "guest/job_archive.h"
 #include "guest/mounts.h"
 #include "guest/net.h"
 #include "guest/process.h"
@@ -38,6 +39,21 @@
 static void warn(const char *what)
 {
 	dprintf(STDERR_FILENO, "fsvm-init: %s: %s\n", what, strerror(errno));
+}
+
+/* Where the command's files are: the initramfs's root, or a restored
+ * VM's job folder (GUEST_SPEC_SNAPSHOT). */
+static const char *job_dir = "";
+
+/* The job file name (a GUEST_SPEC_*) under job_dir, in a buffer of its
+ * own for each of the few a call uses at once. */
+static const char *job_file(const char *name)
+{
+	static char paths[2][PATH_MAX];
+	static unsigned int next;
+	char *path = paths[next++ % 2];
+	snprintf(path, PATH_MAX, "%s/%s", job_dir, name);
+	return path;
 }
 
 static void mount_basics(void)
@@ -76,7 +92,7 @@ static void mount_basics(void)
 static void set_size(int tty)
 {
 	char buf[32];
-	int fd = open("/" GUEST_SPEC_TTY, O_RDONLY);
+	int fd = open(job_file(GUEST_SPEC_TTY), O_RDONLY);
 	if (fd < 0)
 		return;
 	ssize_t n = read(fd, buf, sizeof(buf) - 1);
@@ -99,17 +115,27 @@ static void set_size(int tty)
  * ttyS1). */
 static void setup_stdio(int interactive)
 {
+	/* The ttys as the kernel made them, kept when first made raw: a
+	 * restored interactive run gets them back from the snapshot's raw
+	 * boot. */
+	static struct termios cooked[2];
+	static bool have_cooked[2];
 	int out = open(GUEST_STDOUT_TTY, O_RDWR | O_NOCTTY);
 	int err = open(GUEST_STDERR_TTY, O_RDWR | O_NOCTTY);
 	if (out < 0 || err < 0)
 		return; /* keep the kernel's console fds */
 	struct termios t;
-	if (!interactive) {
-		for (int fd = out; fd >= 0; fd = fd == out ? err : -1) {
-			if (tcgetattr(fd, &t) == 0) {
-				cfmakeraw(&t);
-				tcsetattr(fd, TCSANOW, &t);
-			}
+	for (int i = 0; i < 2; i++) {
+		int fd = i ? err : out;
+		if (interactive) {
+			if (have_cooked[i])
+				tcsetattr(fd, TCSANOW, &cooked[i]);
+		} else if (tcgetattr(fd, &t) == 0) {
+			if (!have_cooked[i])
+				cooked[i] = t;
+			have_cooked[i] = true;
+			cfmakeraw(&t);
+			tcsetattr(fd, TCSANOW, &t);
 		}
 	}
 	if (interactive)
@@ -131,7 +157,7 @@ static int env_count;
 static void read_env(void)
 {
 	env_count = spec_split(env_buf,
-			       spec_read("/" GUEST_SPEC_ENV, env_buf, sizeof(env_buf)),
+			       spec_read(job_file(GUEST_SPEC_ENV), env_buf, sizeof(env_buf)),
 			       env_vars, INIT_MAX_ARGS);
 }
 
@@ -155,9 +181,9 @@ static int read_user(struct run_as *as)
 	static char buf[8192];
 	char *f[5];
 	*as = (struct run_as){0};
-	if (spec_split(buf, spec_read("/" GUEST_SPEC_USER, buf, sizeof(buf)), f,
-		       4) != 4)
-		return access("/" GUEST_SPEC_USER, F_OK) == 0 ? -1 : 0;
+	if (spec_split(buf, spec_read(job_file(GUEST_SPEC_USER), buf, sizeof(buf)),
+		       f, 4) != 4)
+		return access(job_file(GUEST_SPEC_USER), F_OK) == 0 ? -1 : 0;
 	char *end1, *end2;
 	errno = 0;
 	unsigned long uid = strtoul(f[0], &end1, 10);
@@ -368,43 +394,115 @@ static int enter_container(struct container_mounts *mounts,
 	return container_mounts_apply(mounts);
 }
 
-int main(void)
+/* The command and what it runs with: the job's files under job_dir. */
+struct command {
+	char **argv; /* NULL: the job names none */
+	char cwd[4096];
+	bool cwd_required;
+	bool interactive;
+	struct run_as as;
+};
+
+static int read_command(struct command *c)
 {
 	static char argbuf[1 << 20];
 	static char *argv[INIT_MAX_ARGS + 1];
+	c->interactive = access(job_file(GUEST_SPEC_TTY), F_OK) == 0;
+	c->argv = spec_split(argbuf,
+			     spec_read(job_file(GUEST_SPEC_ARGV), argbuf, sizeof(argbuf)),
+			     argv, INIT_MAX_ARGS)
+			  ? argv
+			  : NULL;
+	c->cwd[0] = '\0';
+	spec_read(job_file(GUEST_SPEC_CWD), c->cwd, sizeof(c->cwd));
+	c->cwd_required = access(job_file(GUEST_SPEC_CWD_REQUIRED), F_OK) == 0;
+	read_env();
+	if (read_user(&c->as) < 0) {
+		dprintf(STDERR_FILENO, "fsvm-init: --user: malformed job file\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* Forks and runs cmd as the job says, and waits for it: its status. */
+static int run(char **cmd, const struct command *c,
+	       const struct process_spec *process, bool forwarding,
+	       struct signal_forward *forward)
+{
+	pid_t child = fork();
+	if (child == 0) {
+		if (forwarding)
+			signals_restore(forward);
+		setsid();
+		if (c->interactive)
+			ioctl(STDIN_FILENO, TIOCSCTTY, 0);
+		process_become(process, &c->as);
+		execvp(cmd[0], cmd);
+		int code = errno == ENOENT ? EXIT_NOT_FOUND : EXIT_NOT_EXECUTABLE;
+		dprintf(STDERR_FILENO, "fsvm-init: %s: %s\n", cmd[0],
+			code == EXIT_NOT_FOUND ? "command not found"
+					       : strerror(errno));
+		_exit(code);
+	}
+	int st;
+	if (child < 0)
+		return EXIT_NOT_EXECUTABLE;
+	if (forwarding)
+		return signals_wait(forward, child, &st) < 0 ? EXIT_NOT_FOUND
+							      : exit_code(st);
+	return wait_for(child);
+}
+
+/* The snapshot point: the warm-up command first, if the job names one
+ * (it must succeed; what it leaves running stays in the snapshot), then
+ * the mark where fsvm saves the VM. What follows runs in each restored
+ * VM: its own job, read from the exit device, and its terminals. */
+static void snapshot_point(struct command *c,
+			   const struct process_spec *process)
+{
+	if (!have_port) {
+		dprintf(STDERR_FILENO, "fsvm-init: snapshot: no exit device\n");
+		report(EXIT_SETUP_FAILED);
+	}
+	if (c->argv) {
+		int status = run(c->argv, c, process, false, NULL);
+		if (status) {
+			dprintf(STDERR_FILENO,
+				"fsvm-init: snapshot: the warm-up command failed (status %d)\n",
+				status);
+			report(status);
+		}
+	}
+	mark(GUEST_MARK_SNAPSHOT);
+	job_dir = GUEST_RESTORED_JOB_DIR;
+	if (job_archive_receive(job_dir) < 0 || read_command(c) < 0)
+		report(EXIT_SETUP_FAILED);
+	setup_stdio(c->interactive);
+	clearenv(); /* the snapshot's --env is not the restored command's */
+}
+
+int main(void)
+{
 	static char *shell[] = {"/bin/sh", NULL};
-	static char cwd[4096];
 	static struct process_spec process;
 	static struct container_mounts container_mounts;
+	static struct command c;
 	struct signal_forward forward;
-	struct run_as as;
 	struct net_job net;
 
 	mount_basics(); /* /dev first: the kernel's clock is read in /dev/kmsg */
 	mark_init();
-	int interactive = access("/" GUEST_SPEC_TTY, F_OK) == 0;
-	setup_stdio(interactive);
+	setup_stdio(access(job_file(GUEST_SPEC_TTY), F_OK) == 0);
 	/* The job description lives in the initramfs we are about to leave. */
-	char **cmd = spec_split(argbuf,
-				spec_read("/" GUEST_SPEC_ARGV, argbuf, sizeof(argbuf)),
-				argv, INIT_MAX_ARGS)
-			     ? argv
-			     : shell;
-	spec_read("/" GUEST_SPEC_CWD, cwd, sizeof(cwd));
-	int cwd_required = access("/" GUEST_SPEC_CWD_REQUIRED, F_OK) == 0;
-	if (read_user(&as) < 0) {
-		dprintf(STDERR_FILENO, "fsvm-init: --user: malformed job file\n");
+	if (read_command(&c) < 0 || read_net(&net) < 0)
 		report(EXIT_SETUP_FAILED);
-	}
-	if (read_net(&net) < 0)
-		report(EXIT_SETUP_FAILED);
-	read_env();
 	if (process_read(&process) < 0 || set_hostname() < 0)
 		report(EXIT_SETUP_FAILED);
 	bool container = access("/" GUEST_SPEC_FSMOUNTS, F_OK) == 0;
 	bool forwarding = access("/" GUEST_SPEC_SIGNALS, F_OK) == 0;
 	bool exec = forwarding && access("/" GUEST_SPEC_EXEC, F_OK) == 0;
 	bool stdin_streams = access("/" GUEST_SPEC_STDIN, F_OK) == 0;
+	bool snapshot = access("/" GUEST_SPEC_SNAPSHOT, F_OK) == 0;
 	load_modules(net.wanted, exec || stdin_streams);
 	mark(GUEST_MARK_MODULES);
 	/* fsvm sends signals from GUEST_MARK_COMMAND on; the tty is the
@@ -417,10 +515,20 @@ int main(void)
 	if ((container ? enter_container(&container_mounts, &net)
 		       : enter_root(&net)) < 0)
 		report(EXIT_SETUP_FAILED);
-	setup_environment(&as, process.exact_env, interactive);
-	if (!cwd[0] || chdir(cwd) < 0) {
-		if (cwd_required) {
-			dprintf(STDERR_FILENO, "fsvm-init: --cwd %s: %s\n", cwd,
+	if (snapshot) {
+		/* fsvm refuses the flags a snapshot cannot hold (a container,
+		 * a network, streams): this one job says so itself. */
+		if (container || forwarding || stdin_streams) {
+			dprintf(STDERR_FILENO, "fsvm-init: snapshot: not of a container or a stream\n");
+			report(EXIT_SETUP_FAILED);
+		}
+		setup_environment(&c.as, false, false);
+		snapshot_point(&c, &process);
+	}
+	setup_environment(&c.as, process.exact_env, c.interactive);
+	if (!c.cwd[0] || chdir(c.cwd) < 0) {
+		if (c.cwd_required) {
+			dprintf(STDERR_FILENO, "fsvm-init: --cwd %s: %s\n", c.cwd,
 				strerror(errno));
 			report(EXIT_SETUP_FAILED);
 		}
@@ -431,30 +539,8 @@ int main(void)
 	if (stdin_streams && stdin_relay_start() < 0)
 		report(EXIT_SETUP_FAILED);
 	mark(GUEST_MARK_COMMAND);
-
-	pid_t child = fork();
-	if (child == 0) {
-		if (forwarding)
-			signals_restore(&forward);
-		setsid();
-		if (interactive)
-			ioctl(STDIN_FILENO, TIOCSCTTY, 0);
-		process_become(&process, &as);
-		execvp(cmd[0], cmd);
-		int code = errno == ENOENT ? EXIT_NOT_FOUND : EXIT_NOT_EXECUTABLE;
-		dprintf(STDERR_FILENO, "fsvm-init: %s: %s\n", cmd[0],
-			code == EXIT_NOT_FOUND ? "command not found"
-					       : strerror(errno));
-		_exit(code);
-	}
-	int status, st;
-	if (child < 0)
-		status = EXIT_NOT_EXECUTABLE;
-	else if (forwarding)
-		status = signals_wait(&forward, child, &st) < 0 ? EXIT_NOT_FOUND
-								: exit_code(st);
-	else
-		status = wait_for(child);
+	int status = run(c.argv ? c.argv : shell, &c, &process, forwarding,
+			 &forward);
 	mark(GUEST_MARK_COMMAND_EXIT);
 	report(status);
 	return 0;
