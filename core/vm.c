@@ -23,11 +23,12 @@ int vm_init(struct vm *vm)
 	return vm->stop_eventfd < 0 ? -errno : 0;
 }
 
-void vm_stop(struct vm *vm, int status, enum exit_reason reason,
+bool vm_stop(struct vm *vm, int status, enum exit_reason reason,
 	     const char *reason_fmt, ...)
 {
 	pthread_mutex_lock(&vm->stop_lock);
-	if (!atomic_load(&vm->stopping)) {
+	bool first = !atomic_load(&vm->stopping);
+	if (first) {
 		vm->exit_status = status;
 		vm->end_reason = reason;
 		vm->stop_reason[0] = '\0';
@@ -44,6 +45,7 @@ void vm_stop(struct vm *vm, int status, enum exit_reason reason,
 			perror("fsvm: eventfd");
 	}
 	pthread_mutex_unlock(&vm->stop_lock);
+	return first;
 }
 
 void vm_stop_unexpected(struct vm *vm, enum exit_reason reason,

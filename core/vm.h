@@ -59,6 +59,10 @@ struct vm {
 	/* The init said the kernel oopsed: the VM ends with 125, not with
 	 * the command's status. */
 	atomic_bool kernel_oopsed;
+	/* --snapshot-to: the init's GUEST_MARK_SNAPSHOT stops the VM to be
+	 * saved (snapshot_reached), where any other run ignores it. */
+	bool snapshot_point;
+	atomic_bool snapshot_reached;
 	/* The main loop's timerfd, armed when the console says the guest
 	 * powered off after the mark: each tick looks at the vCPUs. */
 	int halt_check_fd;
@@ -68,9 +72,10 @@ struct vm {
  * now. Returns 0 or a negative errno. */
 int vm_init(struct vm *vm);
 
-/* Records why the VM stops (the first caller wins) and wakes the main
- * loop: its status, the reason's code and line (printed unless NULL). */
-void vm_stop(struct vm *vm, int status, enum exit_reason reason,
+/* Records why the VM stops (the first caller wins: true for it) and wakes
+ * the main loop: its status, the reason's code and line (printed unless
+ * NULL). */
+bool vm_stop(struct vm *vm, int status, enum exit_reason reason,
 	     const char *reason_fmt, ...) __attribute__((format(printf, 4, 5)));
 
 /* The guest reset (reason GUEST_RESET) or shut down (GUEST_POWEROFF)

@@ -16,6 +16,13 @@ void exit_dev_io(void *opaque, uint64_t offset, bool is_write, uint8_t *data,
 
 	if (!is_write) {
 		memset(data, 0, size);
+		if (offset == EXIT_DEV_REG_JOB && size == 1) {
+			unsigned int at = atomic_fetch_add(&dev->job_read, 1);
+			if (at < dev->job_len)
+				data[0] = dev->job[at];
+		} else if (offset == EXIT_DEV_REG_JOB_LEN && size == 4) {
+			memcpy(data, &dev->job_len, sizeof(dev->job_len));
+		}
 		return;
 	}
 	if (offset == EXIT_DEV_REG_STATUS && dev->on_exit)
@@ -64,6 +71,11 @@ static void on_guest_mark(void *opaque, uint8_t mark, uint32_t clock_us)
 	case GUEST_MARK_KERNEL_OOPSED:
 		atomic_store(&vm->kernel_oopsed, true);
 		break;
+	case GUEST_MARK_SNAPSHOT:
+		/* Only where fsvm asked for one: a guest's mark is no order. */
+		if (vm->snapshot_point && vm_stop(vm, 0, EXIT_REASON_NONE, NULL))
+			atomic_store(&vm->snapshot_reached, true);
+		break;
 	default:
 		break; /* not ours to know: ignored */
 	}
@@ -74,8 +86,12 @@ static int exit_dev_add(struct machine *m)
 	struct exit_dev *dev = calloc(1, sizeof(*dev));
 	if (!dev)
 		return -ENOMEM;
-	*dev = (struct exit_dev){
-		.on_exit = on_guest_exit, .on_mark = on_guest_mark, .opaque = m->vm};
+	const struct exit_dev_options *o = machine_options(m, EXIT_DEV_NAME);
+	*dev = (struct exit_dev){.on_exit = on_guest_exit,
+				 .on_mark = on_guest_mark,
+				 .opaque = m->vm,
+				 .job = o ? o->job : NULL,
+				 .job_len = o && o->job ? o->job_len : 0};
 	int err = io_bus_register(&m->vm->pio, EXIT_DEV_PORT, EXIT_DEV_LEN,
 				  exit_dev_io, dev);
 	if (err)
@@ -83,6 +99,9 @@ static int exit_dev_add(struct machine *m)
 	return err;
 }
 
-static const struct device_type exit_dev_type = {.name = "exit device",
-						 .add = exit_dev_add};
+/* Nothing of it outlives a snapshot: the marks are the run's, and a
+ * restored VM's job is its own. */
+static const struct device_type exit_dev_type = {.name = EXIT_DEV_NAME,
+						 .add = exit_dev_add,
+						 .stateless = true};
 DEVICE_REGISTER(exit_dev_type);
