@@ -55,11 +55,11 @@ static void console_err_byte(void *opaque, uint8_t byte)
 		console_write_filtered(&con->err_filter, STDERR_FILENO, byte);
 }
 
-int console_init(struct console *con, struct vm *vm)
+int console_init(struct console *con, struct vm *vm, bool batch)
 {
 	con->vm = vm;
 	con->stdin_fd = STDIN_FILENO;
-	con->interactive = isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
+	con->interactive = !batch && isatty(STDIN_FILENO) && isatty(STDOUT_FILENO);
 	if (con->interactive && ioctl(STDOUT_FILENO, TIOCGWINSZ, &con->size) < 0)
 		con->size = (struct winsize){0};
 	/* The guest is not trusted with a terminal the user did not hand it;

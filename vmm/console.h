@@ -42,7 +42,10 @@ struct console {
 	struct event_loop *loop;
 };
 
-int console_init(struct console *con, struct vm *vm);
+/* The UARTs, to fsvm's stdout and stderr; the user's terminal is the
+ * guest command's when stdin and stdout are one, unless batch (a
+ * snapshot's boot, which runs no command). */
+int console_init(struct console *con, struct vm *vm, bool batch);
 /* Puts the terminal in raw mode and starts forwarding stdin (with
  * escape_key, Ctrl-A x ends the VM with 125, Ctrl-A Ctrl-A sends a
  * Ctrl-A). */

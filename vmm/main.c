@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/log.h"
@@ -12,6 +13,7 @@
 #include "vmm/kconfig.h"
 #include "vmm/oci.h"
 #include "vmm/run.h"
+#include "vmm/snapshot.h"
 #include "vmm/summary.h"
 
 /* fsvm's version and the kernel the default guest boots. */
@@ -63,6 +65,42 @@ static int finish(struct fsvm_config *cfg, struct run_summary *sum, int status)
 	return status;
 }
 
+/* --restore DIR: the snapshot, and the flags that made its machine
+ * parsed again before the restore's own. 0, or fsvm's status after one
+ * line. */
+static int open_restore(int argc, char **argv, struct fsvm_config *cfg,
+			struct snapshot *snap, int *mem_fd,
+			struct run_summary *sum)
+{
+	char err[512], line[400];
+	char **words = NULL;
+	unsigned int n;
+	char *dir = strdup(cfg->restore);
+	bool unopened;
+	int ret = dir ? 0 : -ENOMEM;
+	enum exit_reason reason = EXIT_REASON_BAD_SNAPSHOT;
+	if (!ret && ((ret = snapshot_open(dir, snap, mem_fd, line, sizeof(line))) ||
+		     (ret = snapshot_words(snap, &words, &n, line, sizeof(line)))))
+		snprintf(err, sizeof(err), "--restore %s: %s", dir, line);
+	if (!ret) {
+		cli_free(cfg);
+		if ((ret = cli_parse_restore((const char *const *)words, n, argc,
+					     argv, cfg, line, sizeof(line)))) {
+			snprintf(err, sizeof(err), "--restore %s: %s", dir, line);
+			reason = EXIT_REASON_BAD_USAGE;
+		}
+	}
+	free(words);
+	free(dir);
+	if (!ret)
+		return 0;
+	log_error("%s", err);
+	summary_init(sum, open_summary(cfg, &unopened));
+	snprintf(sum->message, sizeof(sum->message), "%.*s",
+		 (int)sizeof(sum->message) - 1, err);
+	return finish(cfg, sum, summary_failed(sum, reason));
+}
+
 int main(int argc, char **argv)
 {
 	struct fsvm_config cfg;
@@ -108,11 +146,19 @@ int main(int argc, char **argv)
 	case CLI_RUN:
 		break;
 	}
+	static struct snapshot snap;
+	int mem_fd = -1;
+	if (cfg.restore) {
+		int status = open_restore(argc, argv, &cfg, &snap, &mem_fd, &sum);
+		if (status)
+			return status;
+	}
 	log_verbose = cfg.verbose;
 	summary_init(&sum, open_summary(&cfg, &unopened));
 	if (unopened) {
 		cli_free(&cfg);
 		return EXIT_VMM_ERROR;
 	}
-	return finish(&cfg, &sum, fsvm_run(&cfg, &sum));
+	return finish(&cfg, &sum, cfg.restore ? fsvm_restore(&cfg, &snap, mem_fd, &sum)
+					      : fsvm_run(&cfg, &sum));
 }

@@ -7,7 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/epoll.h>
+#include <sys/stat.h>
 #include <sys/ioctl.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
@@ -22,6 +24,7 @@
 #include "core/log.h"
 #include "core/vcpu.h"
 #include "devices/device.h"
+#include "devices/exit_dev.h"
 #include "devices/virtio_fs.h"
 #include "devices/virtio_vsock.h"
 #include "guest/protocol.h"
@@ -39,6 +42,7 @@
 #include "vmm/network.h"
 #include "vmm/seccomp.h"
 #include "vmm/shares.h"
+#include "vmm/snapshot.h"
 #include "vmm/stdin_stream.h"
 
 struct run {
@@ -52,7 +56,7 @@ struct run {
 	struct virtio_blk_options disks;
 	struct machine machine;
 	struct identity identity;
-	struct jail_share jail_shares[SHARES_MAX];
+	struct jail_share jail_shares[SHARES_MAX + 1]; /* + --snapshot-to's */
 	struct jail *jail;
 	struct kernel_modules modules;
 	struct fsvm_config cfg_copy; /* cfg, with the modules' share added */
@@ -67,6 +71,14 @@ struct run {
 	struct check check; /* what could be known before KVM */
 	struct seccomp_violation violation; /* what a violation does */
 	bool violate_for_test; /* FSVM_TEST_SECCOMP_VIOLATION */
+	/* --snapshot-to: its folder, reached in the jail as one more share;
+	 * --restore: the snapshot, and the job the restored init reads. */
+	char snapshot_dir[PATH_MAX];
+	int snapshot_dirfd;
+	bool jailed;
+	const struct snapshot *restoring;
+	struct cpio_buf restored_job;
+	struct exit_dev_options exit_options;
 };
 
 static void on_stop_event(void *opaque, uint32_t events)
@@ -196,7 +208,9 @@ static int lock_down(struct run *r)
 							     &v->json_after)
 				  : 0;
 	if (!err)
-		err = seccomp_lock_down(r->cfg->gdb != NULL, v);
+		err = seccomp_lock_down((r->cfg->gdb ? SECCOMP_DEBUGGER : 0) |
+					(r->cfg->snapshot_to ? SECCOMP_SNAPSHOT : 0),
+					v);
 	return err ? log_setup_error("seccomp", "cannot load the system-call filter",
 				 err)
 		   : 0;
@@ -216,6 +230,27 @@ static void log_kernel_report(const struct kernel_report *k,
 	kernel_report_backtrace(k, trace, sizeof(trace));
 	if (trace[0])
 		log_error("kernel: at %s", trace);
+}
+
+/* The guest reached its snapshot point, every vCPU joined: the VM is
+ * saved, and the run ends with 0, or with 125 and why. */
+static void save_snapshot(struct run *r)
+{
+	struct vm *vm = &r->board.vm;
+	const struct snapshot_machine sm = {
+		.board = &r->board, .con = &r->con, .machine = &r->machine};
+	double at = vm_elapsed_ms(vm);
+	char err[300];
+	if (snapshot_take(&sm, r->snapshot_dirfd, r->cfg->snapshot_words,
+			  r->cfg->nr_snapshot_words, err, sizeof(err))) {
+		vm->exit_status = EXIT_VMM_ERROR;
+		vm->end_reason = EXIT_REASON_SNAPSHOT_FAILED;
+		snprintf(vm->stop_reason, sizeof(vm->stop_reason),
+			 "--snapshot-to %.60s: %.170s", r->cfg->snapshot_to, err);
+		return;
+	}
+	fprintf(stderr, "fsvm: snapshot written to %s (booted in %.0f ms, saved in %.0f ms)\n",
+		r->cfg->snapshot_to, at, vm_elapsed_ms(vm) - at);
 }
 
 static int run_loop(struct run *r)
@@ -265,11 +300,16 @@ static int run_loop(struct run *r)
 
 	for (unsigned int i = 0; i < vm->nr_vcpus; i++)
 		vcpu_kick_and_join(&vm->vcpus[i]);
+	bool snapshot = atomic_load(&vm->snapshot_reached);
+	if (snapshot)
+		save_snapshot(r);
 	console_restore(&r->con);
 	timeline_mark(&vm->timeline, TL_VMM_EXIT);
 	if (log_verbose)
 		timeline_print(&vm->timeline, stderr);
 	summary_end(r->sum, vm, &r->machine);
+	if (snapshot && vm->exit_status == 0)
+		r->sum->ended_by = "snapshot";
 	r->sum->kernel = r->con.report.seen ? &r->con.report : NULL;
 	if (vm->stop_reason[0])
 		log_error("%s", vm->stop_reason);
@@ -367,27 +407,34 @@ static int find_modules(struct run *r, const struct fsvm_config **cfg)
  * not reach the shares by path. */
 static int plan_jail(struct run *r, const char **why)
 {
-	for (unsigned int i = 0; i < r->shares.nr; i++)
+	unsigned int n = r->shares.nr;
+	for (unsigned int i = 0; i < n; i++)
 		r->jail_shares[i] = (struct jail_share){
 			.host = r->shares.host[i],
 			.readonly = r->shares.specs[i].fuse.readonly};
-	return jail_prepare(r->jail_shares, r->shares.nr, &r->jail, why);
+	if (r->cfg->snapshot_to)
+		r->jail_shares[n++] = (struct jail_share){.host = r->snapshot_dir};
+	return jail_prepare(r->jail_shares, n, &r->jail, why);
 }
 
 /* Landlock over the shares, where fsvm reaches them now. */
 static int wall_in(struct run *r, bool jailed, const char **why)
 {
-	struct landlock_share walls[SHARES_MAX];
-	char paths[SHARES_MAX][32];
-	for (unsigned int i = 0; i < r->shares.nr; i++) {
+	struct landlock_share walls[SHARES_MAX + 1];
+	char paths[SHARES_MAX + 1][32];
+	unsigned int n = r->shares.nr + (r->cfg->snapshot_to != NULL);
+	for (unsigned int i = 0; i < n; i++) {
 		snprintf(paths[i], sizeof(paths[i]), JAIL_SHARE_FMT, i);
-		const struct fuse_server_config *fuse = &r->shares.specs[i].fuse;
-		walls[i] = (struct landlock_share){
-			.path = jailed ? paths[i] : r->shares.host[i],
-			.readonly = fuse->readonly,
-			.devices = fuse->devices};
+		const char *host = i < r->shares.nr ? r->shares.host[i]
+						    : r->snapshot_dir;
+		walls[i] = (struct landlock_share){.path = jailed ? paths[i] : host};
+		if (i < r->shares.nr) {
+			const struct fuse_server_config *fuse = &r->shares.specs[i].fuse;
+			walls[i].readonly = fuse->readonly;
+			walls[i].devices = fuse->devices;
+		}
 	}
-	return landlock_shares(walls, r->shares.nr, why);
+	return landlock_shares(walls, n, why);
 }
 
 /* Set-up is done with the host: from here on fsvm reaches only its
@@ -404,6 +451,7 @@ static int shut_in(struct run *r, const char **why)
 		return err;
 	const char *no_jail = err ? *why : NULL;
 	int jail_err = err;
+	r->jailed = !no_jail;
 	/* Before the capabilities go: root of its namespace needs no
 	 * no_new_privs for Landlock. */
 	err = wall_in(r, !no_jail, why);
@@ -441,7 +489,54 @@ static int check_all(struct run *r)
 	return summary_failed(r->sum, c->problems[0].reason);
 }
 
-static int run_vm(const struct fsvm_config *cfg, struct run_summary *sum)
+/* --snapshot-to's folder, made if it is not there (its parent must be). */
+static int snapshot_folder(struct run *r, const char **why)
+{
+	const char *dir = r->cfg->snapshot_to;
+	if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+		*why = "cannot make the folder";
+		return -errno;
+	}
+	if (!realpath(dir, r->snapshot_dir)) {
+		*why = "cannot resolve the folder";
+		return -errno;
+	}
+	return 0;
+}
+
+/* The folder, where the jail (if any) has it. */
+static int open_snapshot_folder(struct run *r, const char **why)
+{
+	char jailed[32];
+	snprintf(jailed, sizeof(jailed), JAIL_SHARE_FMT, r->shares.nr);
+	r->snapshot_dirfd = open(r->jailed ? jailed : r->snapshot_dir,
+				 O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	*why = "cannot open the folder";
+	return r->snapshot_dirfd < 0 ? -errno : 0;
+}
+
+/* In place of the boot: the vCPUs, and every part of the machine as the
+ * snapshot has it. */
+static int restore_machine(struct run *r)
+{
+	const char *why;
+	int err = board_create_vcpus(&r->board, &why);
+	if (err)
+		return fail(r, EXIT_REASON_SETUP_FAILED, "restore", why, err);
+	const struct snapshot_machine sm = {
+		.board = &r->board, .con = &r->con, .machine = &r->machine};
+	char line[300];
+	if ((err = snapshot_restore(&sm, r->restoring, line, sizeof(line)))) {
+		log_error("--restore %s: %s", r->cfg->restore, line);
+		snprintf(r->sum->message, sizeof(r->sum->message),
+			 "--restore %.60s: %.180s", r->cfg->restore, line);
+		return summary_failed(r->sum, EXIT_REASON_BAD_SNAPSHOT);
+	}
+	return 0;
+}
+
+static int run_vm(const struct fsvm_config *cfg, const struct snapshot *snap,
+		  int mem_fd, struct run_summary *sum)
 {
 	static struct run run; /* the board's transports are large */
 	struct run *r = &run;
@@ -451,6 +546,7 @@ static int run_vm(const struct fsvm_config *cfg, struct run_summary *sum)
 
 	r->cfg = cfg;
 	r->sum = sum;
+	r->restoring = snap;
 	if (cfg->check) {
 		sum->status = check_all(r);
 		sum->ended_by = "check";
@@ -473,11 +569,11 @@ static int run_vm(const struct fsvm_config *cfg, struct run_summary *sum)
 	enum board_virtio how = cfg->microvm ? BOARD_VIRTIO_MMIO_CMDLINE
 				: cfg->transport == CLI_TRANSPORT_MMIO ? BOARD_VIRTIO_MMIO_ACPI
 								       : BOARD_VIRTIO_PCI;
-	if ((err = board_create(&r->board, cfg->mem, cfg->cpus, how, &why)))
+	if ((err = board_create(&r->board, cfg->mem, mem_fd, cfg->cpus, how, &why)))
 		return fail(r, err == -ENOMEM ? EXIT_REASON_OOM
 					      : EXIT_REASON_SETUP_FAILED,
 			    "machine", why, err);
-	if ((err = console_init(&r->con, vm)))
+	if ((err = console_init(&r->con, vm, cfg->snapshot_to != NULL)))
 		return fail(r, EXIT_REASON_SETUP_FAILED, "console", "cannot set up", err);
 	r->con.escape_key = !cfg->container;
 	if (find_modules(r, &cfg))
@@ -507,6 +603,15 @@ static int run_vm(const struct fsvm_config *cfg, struct run_summary *sum)
 		r->vsock.connect_fd = r->stdin_stream.device_fd;
 	}
 	bool vsock = exec || r->vsock.connect_fd >= 0;
+	struct run_spec job = guest_job(r);
+	job.snapshot = cfg->snapshot_to != NULL;
+	/* A restored VM's init reads its job from the exit device. */
+	if (snap && (err = run_spec_build(&job, &r->restored_job)))
+		return fail(r, EXIT_REASON_SETUP_FAILED, "restore",
+			    "cannot make the job", err);
+	r->exit_options = (struct exit_dev_options){
+		.job = (const unsigned char *)r->restored_job.data,
+		.job_len = (uint32_t)r->restored_job.len};
 	r->machine = (struct machine){
 		.vm = vm,
 		.virtio = &r->board.virtio,
@@ -516,18 +621,31 @@ static int run_vm(const struct fsvm_config *cfg, struct run_summary *sum)
 			     &r->net.device},
 			    {vsock ? VIRTIO_VSOCK_DEVICE_NAME : NULL, &r->vsock},
 			    {r->disks.nr_disks ? VIRTIO_BLK_DEVICE_NAME : NULL,
-			     &r->disks}},
+			     &r->disks},
+			    {EXIT_DEV_NAME, &r->exit_options}},
 	};
 	vm->repair_memory = devices_repair_memory;
 	vm->repair_opaque = &r->machine;
 	if (devices_add_all(&r->machine))
 		return summary_failed(sum, EXIT_REASON_SETUP_FAILED);
-	struct run_spec job = guest_job(r);
-	/* What the checks passed can still not fit: the RAM is too small. */
-	if (guest_load(&r->board, cfg, &job))
-		return summary_failed(sum, EXIT_REASON_BAD_KERNEL);
-	if ((err = board_boot(&r->board, cfg->cmdline, cfg->verbose, &why)))
-		return fail(r, EXIT_REASON_SETUP_FAILED, "boot", why, err);
+	if (cfg->snapshot_to) {
+		char line[200];
+		if ((err = devices_can_snapshot(&r->machine, line, sizeof(line))))
+			return fail(r, EXIT_REASON_BAD_USAGE, "--snapshot-to", line, 0);
+		if ((err = snapshot_folder(r, &why)))
+			return fail(r, EXIT_REASON_SETUP_FAILED, cfg->snapshot_to, why, err);
+		vm->snapshot_point = true;
+	}
+	if (snap) {
+		if (restore_machine(r))
+			return EXIT_VMM_ERROR;
+	} else {
+		/* What the checks passed can still not fit: the RAM is too small. */
+		if (guest_load(&r->board, cfg, &job))
+			return summary_failed(sum, EXIT_REASON_BAD_KERNEL);
+		if ((err = board_boot(&r->board, cfg->cmdline, cfg->verbose, &why)))
+			return fail(r, EXIT_REASON_SETUP_FAILED, "boot", why, err);
+	}
 	/* A UNIX socket is made while fsvm is still the user. */
 	if (cfg->gdb && (err = gdb_server_open(vm, cfg->gdb, cfg->gdb_wait, &why)))
 		return fail(r, EXIT_REASON_SETUP_FAILED, "gdb", why, err);
@@ -538,6 +656,8 @@ static int run_vm(const struct fsvm_config *cfg, struct run_summary *sum)
 		return fail(r, EXIT_REASON_BAD_IDS, "identity", why, err);
 	if ((err = shut_in(r, &why)))
 		return fail(r, EXIT_REASON_SANDBOX, "jail", why, err);
+	if (cfg->snapshot_to && (err = open_snapshot_folder(r, &why)))
+		return fail(r, EXIT_REASON_SETUP_FAILED, cfg->snapshot_to, why, err);
 	if (cfg->setup_only) {
 		timeline_mark(&vm->timeline, TL_SETUP_DONE);
 		summary_timeline(sum, &vm->timeline);
@@ -549,15 +669,21 @@ static int run_vm(const struct fsvm_config *cfg, struct run_summary *sum)
 	return run_loop(r);
 }
 
+int fsvm_restore(const struct fsvm_config *cfg, const struct snapshot *snap,
+		 int mem_fd, struct run_summary *sum)
+{
+	return run_vm(cfg, snap, mem_fd, sum);
+}
+
 int fsvm_run(const struct fsvm_config *cfg, struct run_summary *sum)
 {
 	if (!cfg->image)
-		return run_vm(cfg, sum);
+		return run_vm(cfg, NULL, -1, sum);
 	/* The image is mounted for the VM's life, whatever ends it. */
 	static struct image image;
 	int status = image_open(cfg, &image)
 			     ? summary_failed(sum, EXIT_REASON_BAD_IMAGE)
-			     : run_vm(&image.cfg, sum);
+			     : run_vm(&image.cfg, NULL, -1, sum);
 	image_close(&image);
 	return status;
 }

@@ -146,6 +146,8 @@ int run_spec_build(const struct run_spec *spec, struct cpio_buf *out)
 		err = cpio_add(out, GUEST_SPEC_SIGNALS, S_IFREG | 0644, "1", 1);
 	if (!err && spec->stdin_stream)
 		err = cpio_add(out, GUEST_SPEC_STDIN, S_IFREG | 0644, "1", 1);
+	if (!err && spec->snapshot)
+		err = cpio_add(out, GUEST_SPEC_SNAPSHOT, S_IFREG | 0644, "1", 1);
 	if (!err && spec->interactive) {
 		char size[16] = "";
 		if (spec->rows && spec->cols)

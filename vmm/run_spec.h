@@ -39,6 +39,7 @@ struct run_spec {
 	int argc;
 	bool interactive;
 	bool stdin_stream; /* the command's stdin comes over vsock */
+	bool snapshot; /* a snapshot's boot: GUEST_SPEC_SNAPSHOT */
 	unsigned short rows, cols; /* the terminal's size; 0: unknown */
 	bool dax;
 	const char *cwd; /* NULL: none */

@@ -83,6 +83,8 @@ static const char *meaning(const struct run_summary *s, char *buf,
 		return "the guest ran past --timeout and was stopped";
 	if (!strcmp(s->ended_by, "signal"))
 		return "fsvm was stopped by a signal";
+	if (!strcmp(s->ended_by, "snapshot"))
+		return "the snapshot was written";
 	if (!strcmp(s->ended_by, "setup-only"))
 		return "set-up done; --setup-only runs no guest";
 	if (!strcmp(s->ended_by, "check"))
