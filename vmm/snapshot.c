@@ -28,9 +28,10 @@ static void put_strings(struct state_out *out, const char *const *s,
 
 static void put_device_types(struct state_out *out, const struct machine *m)
 {
+	const char *types[DEVICE_MAX_INSTANCES];
 	for (unsigned int i = 0; i < m->nr_devices; i++)
-		state_put(out, m->devices[i].type->name,
-			  strlen(m->devices[i].type->name) + 1);
+		types[i] = m->devices[i].type->name;
+	put_strings(out, types, m->nr_devices);
 }
 
 static void save_transport(struct virtio_bus *bus, unsigned int i,
